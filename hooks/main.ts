@@ -1,0 +1,108 @@
+/**
+ * Hook server entry point (`npm start`). Settings come from the environment:
+ * KUBECELL_PORT (8080), KUBECELL_BODY_LIMIT (64mb), KUBECELL_LOG_LEVEL (info).
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './server/app.js';
+import { ConfigError, loadConfig, type ServerConfig } from './server/config.js';
+import { registerControllers } from './server/controllers.js';
+import { createLogger, type Logger } from './server/logger.js';
+import { createMetrics } from './server/metrics.js';
+import { Readiness } from './server/readiness.js';
+import { HookRegistry } from './server/registry.js';
+
+/** How long in-flight hook calls get to finish on shutdown (Metacontroller's hook timeout). */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+function main(): void {
+  let config: ServerConfig;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`kubecell hook server: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+
+  const logger = createLogger({ level: config.logLevel });
+  keepServingOnStrayErrors(logger);
+
+  const metrics = createMetrics();
+  const registry = registerControllers(new HookRegistry());
+  const readiness = new Readiness();
+  const app = createApp({ registry, logger, metrics, config, readiness });
+
+  const server = app.listen(config.port, () => {
+    readiness.markReady();
+    logger.info('hook server listening', {
+      port: (server.address() as AddressInfo).port,
+      bodyLimit: config.bodyLimit,
+      logLevel: config.logLevel,
+      controllers: registry.registered(),
+    });
+  });
+  // Metacontroller is a Go client that keeps idle connections for 90 s. If
+  // Node closed them first (default 5 s), a request sent on a connection
+  // being closed fails with "connection reset". Outlive the client instead.
+  server.keepAliveTimeout = 95_000;
+  server.headersTimeout = 96_000;
+  server.on('error', (err) => {
+    // Listen errors (port in use, no permission) are fatal: nothing is served.
+    logger.error('hook server cannot listen', { port: config.port, error: err.message });
+    process.exit(1);
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => shutdown(server, readiness, logger, signal));
+  }
+}
+
+/**
+ * Stop taking new calls, let in-flight ones finish, then exit. Metacontroller
+ * retries any call that fails, so a call cut off at the deadline is not lost.
+ */
+function shutdown(server: Server, readiness: Readiness, logger: Logger, signal: string): void {
+  readiness.markNotReady(`shutting down (${signal})`);
+  logger.info('hook server shutting down', { signal });
+  const deadline = setTimeout(() => {
+    logger.warn('in-flight hook calls did not finish in time; closing them', {
+      graceMs: SHUTDOWN_GRACE_MS,
+    });
+    server.closeAllConnections();
+  }, SHUTDOWN_GRACE_MS);
+  deadline.unref();
+  server.close(() => {
+    logger.info('hook server stopped');
+    process.exit(0);
+  });
+  server.closeIdleConnections();
+}
+
+/**
+ * Log and keep serving on an uncaught exception or unhandled rejection.
+ *
+ * Node's default is to crash. For this server that default is the wrong
+ * trade: it holds no state between calls (everything lives in the parents'
+ * status), so an error escaping one call cannot corrupt another. A crash, on
+ * the other hand, drops every in-flight call of every controller, and since
+ * Metacontroller retries the offending object forever, one bad object would
+ * keep the whole server in CrashLoopBackOff. Express already turns errors in
+ * handlers into 500 answers; this only catches what escapes a request (a
+ * callback thrown from a timer, a promise nobody awaited).
+ */
+function keepServingOnStrayErrors(logger: Logger): void {
+  process.on('uncaughtException', (err) => {
+    logger.error('uncaught exception; still serving', { error: err.message, stack: err.stack });
+  });
+  process.on('unhandledRejection', (reason) => {
+    logger.error('unhandled promise rejection; still serving', {
+      error: reason instanceof Error ? reason.message : String(reason),
+      stack: reason instanceof Error ? reason.stack : undefined,
+    });
+  });
+}
+
+main();

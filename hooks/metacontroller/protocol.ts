@@ -1,0 +1,223 @@
+/**
+ * Metacontroller hook protocol, `version: v2` (Metacontroller v4.17.2).
+ *
+ * Wire facts this module encodes (checked against Metacontroller's
+ * `pkg/controller/common/api/v2` and `pkg/controller/{composite,decorator}/api/v2`):
+ *
+ * - `children` and `related` are maps keyed first by `Kind.version` for the
+ *   core group (`Service.v1`) or `Kind.group/version` otherwise
+ *   (`Cluster.k3k.io/v1beta1`), then by `namespace/name`, or just `name` for a
+ *   cluster-scoped object. The inner key is the same whatever the parent's
+ *   scope (v1 hooks used a key relative to the parent instead).
+ * - A v2 DecoratorController request has the same shape as a composite one:
+ *   `parent` and `children` (v1 decorators sent `object` and `attachments`).
+ *   The decorator response still lists desired objects under `attachments`.
+ * - v2 responses are decoded strictly: an unknown response field makes the
+ *   whole call fail. Response types below list every accepted field.
+ *
+ * Objects are the JSON wire form (timestamps are RFC 3339 strings), which is
+ * why this module defines its own small object type instead of the
+ * `@kubernetes/client-node` models (those model timestamps as `Date`).
+ */
+
+/** A value or a promise of it: hook handlers may be synchronous or async. */
+export type Awaitable<T> = T | Promise<T>;
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** The `metadata` fields hooks read; the wire object may carry more. */
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+}
+
+/**
+ * Any Kubernetes object as JSON. Specific kinds (the generated KubeCell types,
+ * Services, k3k Clusters, ...) are structurally assignable to it.
+ */
+export interface KubernetesObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+}
+
+/** Outer key `Kind.group/version` (or `Kind.version`), inner key `namespace/name` (or `name`). */
+export type ObjectMap = Record<string, Record<string, KubernetesObject>>;
+
+/** Label selector as in `metav1.LabelSelector`. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: Array<{
+    key: string;
+    operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    values?: string[];
+  }>;
+}
+
+// --- customize (CompositeController and DecoratorController alike) ---
+
+export interface CustomizeHookRequest<P extends KubernetesObject = KubernetesObject> {
+  /** The CompositeController or DecoratorController object. */
+  controller?: KubernetesObject;
+  parent: P;
+}
+
+/**
+ * One related-resource rule. Use either `labelSelector` or
+ * `namespace`/`names`, not both. A namespaced parent only ever receives
+ * related objects from its own namespace.
+ */
+export interface RelatedResourceRule {
+  /** `v1`, or `group/version`. */
+  apiVersion: string;
+  /** Lowercase plural resource name, e.g. `configmaps`. */
+  resource: string;
+  labelSelector?: LabelSelector;
+  namespace?: string;
+  names?: string[];
+}
+
+export interface CustomizeHookResponse {
+  relatedResources: RelatedResourceRule[];
+}
+
+// --- CompositeController sync / finalize ---
+
+export interface CompositeSyncRequest<P extends KubernetesObject = KubernetesObject> {
+  controller?: KubernetesObject;
+  parent: P;
+  /** Observed children; one (possibly empty) entry per child resource rule. */
+  children: ObjectMap;
+  /** Objects selected by the customize hook's rules. */
+  related: ObjectMap;
+  /** `true` when called as the finalize hook. */
+  finalizing: boolean;
+}
+
+export interface CompositeSyncResponse {
+  /** Replaces the parent's `.status` whole. */
+  status?: object | null;
+  /** Every desired child; an observed child left out is deleted. */
+  children: KubernetesObject[];
+  /** One-time resync of this parent after this many seconds. */
+  resyncAfterSeconds?: number;
+  /** Finalize hook only: `true` once cleanup is complete. */
+  finalized?: boolean;
+}
+
+// --- DecoratorController sync / finalize (v2 shape) ---
+
+export interface DecoratorSyncRequest<P extends KubernetesObject = KubernetesObject> {
+  controller?: KubernetesObject;
+  /** The decorated object (v1 hooks called it `object`). */
+  parent: P;
+  /** Observed attachments (v1 hooks called them `attachments`). */
+  children: ObjectMap;
+  related: ObjectMap;
+  finalizing: boolean;
+}
+
+export interface DecoratorSyncResponse {
+  /** Labels to set on the decorated object; `null` removes one. */
+  labels?: Record<string, string | null>;
+  /** Annotations to set on the decorated object; `null` removes one. */
+  annotations?: Record<string, string | null>;
+  /** Replaces the decorated object's `.status`; omit or `null` to leave it. */
+  status?: object | null;
+  /** Every desired attachment; an observed attachment left out is deleted. */
+  attachments: KubernetesObject[];
+  resyncAfterSeconds?: number;
+  finalized?: boolean;
+}
+
+/** Every field a v2 response may carry, per hook kind (strict decoding). */
+export const RESPONSE_FIELDS = {
+  customize: ['relatedResources'],
+  compositeSync: ['status', 'children', 'resyncAfterSeconds', 'finalized'],
+  decoratorSync: [
+    'labels',
+    'annotations',
+    'status',
+    'attachments',
+    'resyncAfterSeconds',
+    'finalized',
+  ],
+} as const satisfies Record<string, readonly string[]>;
+
+// --- helpers ---
+
+/** The outer `children`/`related` key: `childKey('v1', 'Service')` is `Service.v1`. */
+export function childKey(apiVersion: string, kind: string): string {
+  return `${kind}.${apiVersion}`;
+}
+
+/** The inner key: `namespace/name`, or `name` for a cluster-scoped object. */
+export function objectKey(obj: { metadata: { name: string; namespace?: string } }): string {
+  const { name, namespace } = obj.metadata;
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+/**
+ * Groups objects the way Metacontroller does in a v2 request. Useful to build
+ * requests in tests. Throws on two objects with the same type and key, which
+ * Metacontroller can never send.
+ */
+export function toObjectMap(list: readonly KubernetesObject[]): ObjectMap {
+  const map: ObjectMap = {};
+  for (const obj of list) {
+    const type = childKey(obj.apiVersion, obj.kind);
+    const key = objectKey(obj);
+    const group = (map[type] ??= {});
+    if (group[key] !== undefined) {
+      throw new Error(`toObjectMap: duplicate object ${type} ${key}`);
+    }
+    group[key] = obj;
+  }
+  return map;
+}
+
+/**
+ * The objects of one type, sorted by key so results are deterministic. `T`
+ * is the caller's statement of what the type key holds (Metacontroller sends
+ * objects in the apiVersion the key names); it is not checked.
+ */
+export function listObjects<T extends KubernetesObject = KubernetesObject>(
+  map: ObjectMap,
+  type: string,
+): T[] {
+  const group = map[type] ?? {};
+  return Object.keys(group)
+    .sort(compareStrings)
+    .map((key) => group[key] as T);
+}
+
+/** One object by type and name (and namespace for namespaced objects), if observed. */
+export function findObject<T extends KubernetesObject = KubernetesObject>(
+  map: ObjectMap,
+  type: string,
+  name: string,
+  namespace?: string,
+): T | undefined {
+  return map[type]?.[objectKey({ metadata: { name, namespace } })] as T | undefined;
+}
+
+/** Locale-independent ordering (code units), stable across nodes and runtimes. */
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

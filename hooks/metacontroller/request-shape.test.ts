@@ -1,0 +1,175 @@
+import { expect } from 'chai';
+import {
+  parseCompositeSyncRequest,
+  parseCustomizeRequest,
+  parseDecoratorSyncRequest,
+} from './request-shape.js';
+
+const parent = {
+  apiVersion: 'kubecell.io/v1alpha1',
+  kind: 'Cell',
+  metadata: { name: 'cell1', namespace: 'kubecell-system', uid: 'u1' },
+};
+
+function problemsOf(result: { ok: boolean; problems?: string[] }): string[] {
+  expect(result.ok, 'expected the request to be refused').to.equal(false);
+  return result.problems ?? [];
+}
+
+describe('hook request shape', () => {
+  describe('composite sync', () => {
+    it('accepts a full request and returns it normalized', () => {
+      const node = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } };
+      const result = parseCompositeSyncRequest({
+        controller: { kind: 'CompositeController' },
+        parent,
+        children: { 'Node.v1': { n1: node }, 'Cluster.k3k.io/v1beta1': null },
+        related: { 'Lease.coordination.k8s.io/v1': {} },
+        finalizing: true,
+      });
+      expect(result).to.deep.equal({
+        ok: true,
+        value: {
+          controller: { kind: 'CompositeController' },
+          parent,
+          children: { 'Node.v1': { n1: node }, 'Cluster.k3k.io/v1beta1': {} },
+          related: { 'Lease.coordination.k8s.io/v1': {} },
+          finalizing: true,
+        },
+      });
+    });
+
+    it('reads absent or null maps as empty and absent finalizing as false', () => {
+      const result = parseCompositeSyncRequest({ parent, related: null });
+      expect(result).to.deep.equal({
+        ok: true,
+        value: { parent, children: {}, related: {}, finalizing: false },
+      });
+    });
+
+    it('refuses a body that is not an object', () => {
+      expect(problemsOf(parseCompositeSyncRequest(null))).to.deep.equal([
+        'request: must be a JSON object, got null',
+      ]);
+      expect(problemsOf(parseCompositeSyncRequest('x'))).to.deep.equal([
+        'request: must be a JSON object, got string',
+      ]);
+    });
+
+    it('names each missing or mistyped parent field', () => {
+      expect(problemsOf(parseCompositeSyncRequest({}))).to.deep.equal(['request.parent: required']);
+      expect(problemsOf(parseCompositeSyncRequest({ parent: [] }))).to.deep.equal([
+        'request.parent: must be an object, got array',
+      ]);
+      expect(
+        problemsOf(
+          parseCompositeSyncRequest({ parent: { apiVersion: 1, kind: '', metadata: {} } }),
+        ),
+      ).to.deep.equal([
+        'request.parent.apiVersion: must be a string, got number',
+        'request.parent.kind: must not be empty',
+        'request.parent.metadata.name: required',
+      ]);
+      expect(
+        problemsOf(parseCompositeSyncRequest({ parent: { apiVersion: 'v1', kind: 'X' } })),
+      ).to.deep.equal(['request.parent.metadata: required']);
+      expect(
+        problemsOf(
+          parseCompositeSyncRequest({
+            parent: { ...parent, metadata: { name: 'a', namespace: 3, uid: {} } },
+          }),
+        ),
+      ).to.deep.equal([
+        'request.parent.metadata.namespace: must be a string, got number',
+        'request.parent.metadata.uid: must be a string, got object',
+      ]);
+    });
+
+    it('names a children or related map of the wrong shape', () => {
+      expect(problemsOf(parseCompositeSyncRequest({ parent, children: [] }))).to.deep.equal([
+        'request.children: must be an object keyed by Kind.group/version, got array',
+      ]);
+      expect(
+        problemsOf(parseCompositeSyncRequest({ parent, related: { 'Service.v1': 'x' } })),
+      ).to.deep.equal(['request.related["Service.v1"]: must be an object, got string']);
+      expect(
+        problemsOf(
+          parseCompositeSyncRequest({ parent, children: { 'Service.v1': { 'ns/a': 42 } } }),
+        ),
+      ).to.deep.equal(['request.children["Service.v1"]["ns/a"]: must be an object, got number']);
+    });
+
+    it('refuses type keys that are not Kind.version or Kind.group/version', () => {
+      for (const key of ['Service', 'v1/Service', 'apps/v1.Deployment', 'Service.']) {
+        expect(
+          problemsOf(parseCompositeSyncRequest({ parent, children: { [key]: {} } })),
+          key,
+        ).to.deep.equal([
+          `request.children[${JSON.stringify(key)}]: key must be Kind.version or Kind.group/version`,
+        ]);
+      }
+    });
+
+    it('refuses inner keys that are not the object namespace/name (a v1 hook)', () => {
+      const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'api', namespace: 'ns' } };
+      expect(
+        problemsOf(parseCompositeSyncRequest({ parent, children: { 'Service.v1': { api: svc } } })),
+      ).to.deep.equal([
+        'request.children["Service.v1"]["api"]: key must be the object\'s namespace/name "ns/api" ' +
+          '(Metacontroller hook version v2; is the hook declared with version: v2?)',
+      ]);
+    });
+
+    it('refuses a finalizing flag that is not a boolean', () => {
+      expect(problemsOf(parseCompositeSyncRequest({ parent, finalizing: 'yes' }))).to.deep.equal([
+        'request.finalizing: must be a boolean, got string',
+      ]);
+    });
+
+    it('reports every problem at once', () => {
+      expect(
+        problemsOf(parseCompositeSyncRequest({ controller: 1, children: 2, finalizing: 3 })),
+      ).to.have.length(4);
+    });
+
+    it('cuts a very long key short in messages', () => {
+      const key = `A.${'v'.repeat(5000)}`;
+      const [problem] = problemsOf(parseCompositeSyncRequest({ parent, children: { [key]: 1 } }));
+      expect(problem).to.be.a('string');
+      expect(problem?.length).to.be.below(200);
+    });
+  });
+
+  describe('customize', () => {
+    it('accepts {controller, parent}', () => {
+      expect(parseCustomizeRequest({ controller: {}, parent })).to.deep.equal({
+        ok: true,
+        value: { controller: {}, parent },
+      });
+    });
+
+    it('requires the parent', () => {
+      expect(problemsOf(parseCustomizeRequest({ controller: {} }))).to.deep.equal([
+        'request.parent: required',
+      ]);
+    });
+  });
+
+  describe('decorator sync (v2)', () => {
+    it('accepts {parent, children, related}', () => {
+      const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant-a' } };
+      const result = parseDecoratorSyncRequest({ parent: ns, children: {} });
+      expect(result).to.deep.equal({
+        ok: true,
+        value: { parent: ns, children: {}, related: {}, finalizing: false },
+      });
+    });
+
+    it('refuses the v1 shape with a hint', () => {
+      const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant-a' } };
+      const [problem] = problemsOf(parseDecoratorSyncRequest({ object: ns, attachments: {} }));
+      expect(problem).to.match(/^request\.parent: required \(the body has "object"/);
+      expect(problem).to.include('version: v2');
+    });
+  });
+});

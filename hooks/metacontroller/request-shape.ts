@@ -1,0 +1,208 @@
+/**
+ * Runtime checks of a hook request body before it reaches a handler.
+ *
+ * Handlers are typed against `protocol.ts`; these checks make the types true
+ * at runtime for the fields the server and every handler rely on (the parent's
+ * identity and the shape of the object maps). They do not check a parent's
+ * `spec`: the CRD schema and the admission webhook own that.
+ *
+ * Every problem names the field, e.g. `request.parent: required` or
+ * `request.children["Service.v1"]: must be an object, got array`.
+ */
+import { isJsonObject, jsonTypeOf, keySegment } from './json.js';
+import {
+  objectKey,
+  type CompositeSyncRequest,
+  type CustomizeHookRequest,
+  type DecoratorSyncRequest,
+  type KubernetesObject,
+  type ObjectMap,
+} from './protocol.js';
+
+export type ShapeResult<T> = { ok: true; value: T } | { ok: false; problems: string[] };
+
+/** `Kind.version` or `Kind.group/version`, as Metacontroller writes map keys. */
+const TYPE_KEY = /^[A-Za-z][A-Za-z0-9]*\.(?:[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?\/)?[a-z0-9]+$/;
+
+/** customize: `{controller, parent}` (CompositeController and DecoratorController). */
+export function parseCustomizeRequest(body: unknown): ShapeResult<CustomizeHookRequest> {
+  const problems: string[] = [];
+  if (!isJsonObject(body)) return notAnObject(body);
+  checkController(body, problems);
+  checkParent(body, 'parent', problems);
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    value: {
+      ...(isJsonObject(body.controller)
+        ? { controller: body.controller as unknown as KubernetesObject }
+        : {}),
+      parent: body.parent as KubernetesObject,
+    },
+  };
+}
+
+/** CompositeController sync/finalize: `{controller, parent, children, related, finalizing}`. */
+export function parseCompositeSyncRequest(body: unknown): ShapeResult<CompositeSyncRequest> {
+  return parseSyncShape(body, false);
+}
+
+/**
+ * DecoratorController sync/finalize, v2 shape: `{controller, parent, children,
+ * related, finalizing}`. A v1 body (`object`, `attachments`) is refused with a
+ * message that says how to fix the DecoratorController.
+ */
+export function parseDecoratorSyncRequest(body: unknown): ShapeResult<DecoratorSyncRequest> {
+  return parseSyncShape(body, true);
+}
+
+function parseSyncShape(
+  body: unknown,
+  decorator: boolean,
+): ShapeResult<CompositeSyncRequest & DecoratorSyncRequest> {
+  if (!isJsonObject(body)) return notAnObject(body);
+  const problems: string[] = [];
+  checkController(body, problems);
+  if (decorator && body.parent === undefined && body.object !== undefined) {
+    problems.push(
+      'request.parent: required (the body has "object", the v1 DecoratorController shape; ' +
+        'declare every hook of the DecoratorController with version: v2)',
+    );
+  } else {
+    checkParent(body, 'parent', problems);
+  }
+  const children = checkObjectMap(body.children, 'request.children', problems);
+  const related = checkObjectMap(body.related, 'request.related', problems);
+  let finalizing = false;
+  if (body.finalizing !== undefined && body.finalizing !== null) {
+    if (typeof body.finalizing === 'boolean') finalizing = body.finalizing;
+    else problems.push(`request.finalizing: must be a boolean, got ${jsonTypeOf(body.finalizing)}`);
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    value: {
+      ...(isJsonObject(body.controller)
+        ? { controller: body.controller as unknown as KubernetesObject }
+        : {}),
+      parent: body.parent as KubernetesObject,
+      children,
+      related,
+      finalizing,
+    },
+  };
+}
+
+function notAnObject(body: unknown): { ok: false; problems: string[] } {
+  return { ok: false, problems: [`request: must be a JSON object, got ${jsonTypeOf(body)}`] };
+}
+
+function checkController(body: Record<string, unknown>, problems: string[]): void {
+  const controller = body.controller;
+  if (controller !== undefined && controller !== null && !isJsonObject(controller)) {
+    problems.push(`request.controller: must be an object, got ${jsonTypeOf(controller)}`);
+  }
+}
+
+function checkParent(body: Record<string, unknown>, field: string, problems: string[]): void {
+  const path = `request.${field}`;
+  const parent = body[field];
+  if (parent === undefined || parent === null) {
+    problems.push(`${path}: required`);
+    return;
+  }
+  if (!isJsonObject(parent)) {
+    problems.push(`${path}: must be an object, got ${jsonTypeOf(parent)}`);
+    return;
+  }
+  requireString(parent, 'apiVersion', path, problems);
+  requireString(parent, 'kind', path, problems);
+  const metadata = parent.metadata;
+  if (!isJsonObject(metadata)) {
+    problems.push(
+      metadata === undefined
+        ? `${path}.metadata: required`
+        : `${path}.metadata: must be an object, got ${jsonTypeOf(metadata)}`,
+    );
+    return;
+  }
+  requireString(metadata, 'name', `${path}.metadata`, problems);
+  optionalString(metadata, 'namespace', `${path}.metadata`, problems);
+  optionalString(metadata, 'uid', `${path}.metadata`, problems);
+}
+
+function requireString(
+  obj: Record<string, unknown>,
+  field: string,
+  path: string,
+  problems: string[],
+): void {
+  const value = obj[field];
+  if (value === undefined) problems.push(`${path}.${field}: required`);
+  else if (typeof value !== 'string') {
+    problems.push(`${path}.${field}: must be a string, got ${jsonTypeOf(value)}`);
+  } else if (value === '') problems.push(`${path}.${field}: must not be empty`);
+}
+
+function optionalString(
+  obj: Record<string, unknown>,
+  field: string,
+  path: string,
+  problems: string[],
+): void {
+  const value = obj[field];
+  if (value !== undefined && value !== null && typeof value !== 'string') {
+    problems.push(`${path}.${field}: must be a string, got ${jsonTypeOf(value)}`);
+  }
+}
+
+/**
+ * An object map: `{"Kind.group/version": {"ns/name": object}}`. Absent or
+ * `null` (Go marshals an empty map as `null`) reads as empty. The inner key
+ * must match the object's own namespace/name: a mismatch means the hook was
+ * declared with `version: v1`, whose keys are relative to the parent.
+ */
+function checkObjectMap(value: unknown, path: string, problems: string[]): ObjectMap {
+  if (value === undefined || value === null) return {};
+  if (!isJsonObject(value)) {
+    problems.push(
+      `${path}: must be an object keyed by Kind.group/version, got ${jsonTypeOf(value)}`,
+    );
+    return {};
+  }
+  const map: ObjectMap = {};
+  for (const [type, group] of Object.entries(value)) {
+    const typePath = `${path}${keySegment(type)}`;
+    if (!TYPE_KEY.test(type)) {
+      problems.push(`${typePath}: key must be Kind.version or Kind.group/version`);
+    }
+    if (group === null) {
+      map[type] = {};
+      continue;
+    }
+    if (!isJsonObject(group)) {
+      problems.push(`${typePath}: must be an object, got ${jsonTypeOf(group)}`);
+      continue;
+    }
+    for (const [key, obj] of Object.entries(group)) {
+      const objPath = `${typePath}${keySegment(key)}`;
+      if (!isJsonObject(obj)) {
+        problems.push(`${objPath}: must be an object, got ${jsonTypeOf(obj)}`);
+        continue;
+      }
+      const metadata = obj.metadata;
+      if (isJsonObject(metadata) && typeof metadata.name === 'string') {
+        const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : undefined;
+        const expected = objectKey({ metadata: { name: metadata.name, namespace } });
+        if (expected !== key) {
+          problems.push(
+            `${objPath}: key must be the object's namespace/name ${JSON.stringify(expected)} ` +
+              '(Metacontroller hook version v2; is the hook declared with version: v2?)',
+          );
+        }
+      }
+    }
+    map[type] = group as Record<string, KubernetesObject>;
+  }
+  return map;
+}

@@ -1,0 +1,256 @@
+/**
+ * The HTTP layer around the hook handlers, kept thin: route, parse, check,
+ * call the handler, answer. Every hook call produces exactly one log line and
+ * one metrics sample, whatever its outcome.
+ *
+ * Routes:
+ *   POST /hooks/:controller/:hook  Metacontroller v2 hooks
+ *   GET  /healthz                  liveness: the process answers
+ *   GET  /readyz                   readiness: listening and not shutting down
+ *   GET  /metrics                  Prometheus text format
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { isJsonObject, summarizeProblems } from '../metacontroller/json.js';
+import { checkResponse } from '../metacontroller/response-shape.js';
+import { describeBodyError } from './body-errors.js';
+import type { ServerConfig } from './config.js';
+import { logHookCall, type Logger, type ParentIdentity } from './logger.js';
+import type { HookMetrics } from './metrics.js';
+import { Readiness } from './readiness.js';
+import type { HookRegistry, ResolvedHook } from './registry.js';
+
+export interface AppDeps {
+  registry: HookRegistry;
+  logger: Logger;
+  metrics: HookMetrics;
+  config: Pick<ServerConfig, 'bodyLimit' | 'bodyLimitBytes'>;
+  /** Defaults to a Readiness that is already ready (convenient in tests). */
+  readiness?: Readiness;
+}
+
+/** Per-call state, kept in `res.locals` from the first middleware to the log line. */
+interface HookCall {
+  startedAt: bigint;
+  controller: string;
+  hook: string;
+  resolved?: ResolvedHook;
+  parent?: ParentIdentity;
+  error?: string;
+  stack?: string;
+}
+
+const MAX_SEGMENT_CHARS = 64;
+
+export function createApp(deps: AppDeps): express.Express {
+  const { registry, logger, metrics, config } = deps;
+  const readiness = deps.readiness ?? readyNow();
+  const app = express();
+  app.disable('x-powered-by');
+  // Hashing a 30 MB response for an ETag nobody uses is wasted CPU.
+  app.set('etag', false);
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  app.get('/readyz', (_req, res) => {
+    if (readiness.ready) res.json({ status: 'ready' });
+    else res.status(503).json({ status: 'not ready', reason: readiness.reason });
+  });
+
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  const jsonBody = express.json({ limit: config.bodyLimitBytes });
+
+  app.post(
+    '/hooks/:controller/:hook',
+    startCall(logger, metrics),
+    resolveHook(registry),
+    jsonBody,
+    runHook,
+    hookErrors(config.bodyLimit),
+  );
+
+  app.all('/hooks/:controller/:hook', (req, res) => {
+    res
+      .status(405)
+      .set('Allow', 'POST')
+      .json({ error: `hooks accept POST only, got ${req.method}` });
+  });
+
+  app.use((req, res) => {
+    res.status(404).json({ error: `no route for ${req.method} ${truncate(req.path, 200)}` });
+  });
+
+  // Anything not handled above: answer 500 as JSON, log it, keep serving.
+  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(err);
+    const message = errorMessage(err);
+    logger.error('request failed', {
+      method: req.method,
+      path: truncate(req.path, 200),
+      error: message,
+    });
+    res.status(500).json({ error: message });
+  });
+
+  return app;
+}
+
+function readyNow(): Readiness {
+  const readiness = new Readiness();
+  readiness.markReady();
+  return readiness;
+}
+
+function callOf(res: Response): HookCall {
+  return res.locals.hookCall as HookCall;
+}
+
+/** Records the start time and arranges for exactly one log line and metric sample. */
+function startCall(logger: Logger, metrics: HookMetrics) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const call: HookCall = {
+      startedAt: process.hrtime.bigint(),
+      controller: truncate(String(req.params.controller), MAX_SEGMENT_CHARS),
+      hook: truncate(String(req.params.hook), MAX_SEGMENT_CHARS),
+    };
+    res.locals.hookCall = call;
+
+    let recorded = false;
+    const record = (status: number, error?: string): void => {
+      if (recorded) return;
+      recorded = true;
+      const durationMs = Number(process.hrtime.bigint() - call.startedAt) / 1e6;
+      metrics.observeHookCall({
+        controller: call.controller,
+        hook: call.hook,
+        status,
+        durationSeconds: durationMs / 1000,
+      });
+      logHookCall(logger, {
+        controller: call.controller,
+        hook: call.hook,
+        parent: call.parent,
+        durationMs,
+        status,
+        error: error ?? call.error,
+        stack: call.stack,
+      });
+    };
+    res.once('finish', () => record(res.statusCode));
+    // The caller went away before the answer was written, e.g. Metacontroller's
+    // hook timeout (10 s by default) fired. 499 as in nginx: client closed request.
+    res.once('close', () => {
+      if (!res.writableFinished) {
+        record(499, call.error ?? 'client closed the connection before the answer was sent');
+      }
+    });
+    next();
+  };
+}
+
+function resolveHook(registry: HookRegistry) {
+  return (_req: Request, res: Response, next: NextFunction): void => {
+    const call = callOf(res);
+    const lookup = registry.lookup(call.controller, call.hook);
+    if (!lookup.found) {
+      fail(res, 404, lookup.message);
+      return;
+    }
+    call.resolved = lookup.hook;
+    next();
+  };
+}
+
+async function runHook(req: Request, res: Response): Promise<void> {
+  const call = callOf(res);
+  const hook = call.resolved as ResolvedHook;
+  const body: unknown = req.body;
+
+  if (body === undefined) {
+    // express.json leaves the body unset when the content type is not JSON.
+    if (req.is('application/json') === false && req.get('content-type') !== undefined) {
+      fail(
+        res,
+        415,
+        `request body must be JSON (Content-Type: application/json), got ${truncate(String(req.get('content-type')), 100)}`,
+      );
+    } else {
+      fail(res, 400, 'request body is required (Content-Type: application/json)');
+    }
+    return;
+  }
+
+  call.parent = parentIdentity(body);
+  const prepared = hook.prepare(body);
+  if (!prepared.ok) {
+    fail(res, 400, `invalid ${hook.hook} request: ${summarizeProblems(prepared.problems)}`);
+    return;
+  }
+
+  let response: unknown;
+  try {
+    response = await prepared.value();
+  } catch (err) {
+    call.stack = err instanceof Error ? err.stack : undefined;
+    fail(res, 500, errorMessage(err));
+    return;
+  }
+
+  const problems = checkResponse(hook.responseKind, response);
+  if (problems.length > 0) {
+    fail(
+      res,
+      500,
+      `the ${call.controller} ${hook.hook} hook returned an invalid response: ${summarizeProblems(problems)}`,
+    );
+    return;
+  }
+  res.status(200).json(response);
+}
+
+/** Errors raised while reading the body, or unexpected ones, for hook routes. */
+function hookErrors(bodyLimit: string) {
+  return (err: unknown, _req: Request, res: Response, next: NextFunction): void => {
+    if (res.headersSent) return next(err);
+    const answer = describeBodyError(err, bodyLimit);
+    if (answer !== undefined) {
+      fail(res, answer.status, answer.message);
+      return;
+    }
+    callOf(res).stack = err instanceof Error ? err.stack : undefined;
+    fail(res, 500, errorMessage(err));
+  };
+}
+
+function fail(res: Response, status: number, message: string): void {
+  callOf(res).error = message;
+  res.status(status).json({ error: message });
+}
+
+/** kind, namespace, name and uid of `parent`, when they are strings. Nothing else is read. */
+function parentIdentity(body: unknown): ParentIdentity | undefined {
+  if (!isJsonObject(body)) return undefined;
+  const parent = body.parent ?? body.object;
+  if (!isJsonObject(parent)) return undefined;
+  const metadata = isJsonObject(parent.metadata) ? parent.metadata : {};
+  const identity: ParentIdentity = {};
+  if (typeof parent.kind === 'string') identity.kind = truncate(parent.kind, 253);
+  if (typeof metadata.namespace === 'string')
+    identity.namespace = truncate(metadata.namespace, 253);
+  if (typeof metadata.name === 'string') identity.name = truncate(metadata.name, 253);
+  if (typeof metadata.uid === 'string') identity.uid = truncate(metadata.uid, 64);
+  return identity;
+}
+
+function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}
+
+function truncate(value: string, max: number): string {
+  return value.length > max ? `${value.slice(0, max)}…` : value;
+}

@@ -1,0 +1,76 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig, parseByteSize } from './config.js';
+
+describe('hook server config', () => {
+  it('defaults to port 8080, a 64mb body limit and info logs', () => {
+    expect(loadConfig({})).to.deep.equal({
+      port: 8080,
+      bodyLimit: '64mb',
+      bodyLimitBytes: 64 * 1024 * 1024,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads KUBECELL_PORT, KUBECELL_BODY_LIMIT and KUBECELL_LOG_LEVEL', () => {
+    expect(
+      loadConfig({
+        KUBECELL_PORT: '9443',
+        KUBECELL_BODY_LIMIT: '128MB',
+        KUBECELL_LOG_LEVEL: 'DEBUG',
+      }),
+    ).to.deep.equal({
+      port: 9443,
+      bodyLimit: '128MB',
+      bodyLimitBytes: 128 * 1024 * 1024,
+      logLevel: 'debug',
+    });
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig({ KUBECELL_PORT: '', KUBECELL_LOG_LEVEL: '  ' }).port).to.equal(8080);
+  });
+
+  it('names every invalid variable and how to fix it', () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        KUBECELL_PORT: '80a',
+        KUBECELL_BODY_LIMIT: 'lots',
+        KUBECELL_LOG_LEVEL: 'loud',
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).to.be.instanceOf(ConfigError);
+    const { problems, message } = error as ConfigError;
+    expect(problems).to.have.length(3);
+    expect(problems[0]).to.equal(
+      'KUBECELL_PORT="80a" is not a port; set it to an integer from 0 to 65535 (default 8080)',
+    );
+    expect(problems[1]).to.match(/^KUBECELL_BODY_LIMIT="lots" is not a size; .*e\.g\. 64mb/);
+    expect(problems[2]).to.match(
+      /^KUBECELL_LOG_LEVEL="loud" is not a log level; .*error, warn, info/,
+    );
+    expect(message).to.include('KUBECELL_PORT').and.include('KUBECELL_LOG_LEVEL');
+  });
+
+  it('refuses a port out of range', () => {
+    expect(() => loadConfig({ KUBECELL_PORT: '65536' })).to.throw(ConfigError, 'KUBECELL_PORT');
+  });
+
+  describe('parseByteSize', () => {
+    it('reads plain bytes and b/kb/mb/gb units (1024-based, any case)', () => {
+      expect(parseByteSize('1048576')).to.equal(1048576);
+      expect(parseByteSize('512b')).to.equal(512);
+      expect(parseByteSize('100kb')).to.equal(102400);
+      expect(parseByteSize('1.5MB')).to.equal(1572864);
+      expect(parseByteSize('1 gb')).to.equal(1024 ** 3);
+    });
+
+    it('refuses zero, negatives, other units and garbage', () => {
+      for (const text of ['0', '0mb', '-1mb', '10tb', '64 megabytes', 'mb', '']) {
+        expect(parseByteSize(text), text).to.equal(undefined);
+      }
+    });
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * Prometheus metrics for `GET /metrics`, on a registry of their own (not
+ * prom-client's global one) so tests and embedders get independent counts.
+ */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import {
+  COMPOSITE_CONTROLLERS,
+  DECORATOR_CONTROLLERS,
+  HOOK_NAMES,
+  isControllerName,
+  isHookName,
+} from './registry.js';
+
+export interface HookCallSample {
+  /** As in the URL; anything but a known name is counted as `unknown`. */
+  controller: string;
+  hook: string;
+  status: number;
+  durationSeconds: number;
+}
+
+export interface HookMetrics {
+  registry: Registry;
+  observeHookCall(sample: HookCallSample): void;
+}
+
+export interface MetricsOptions {
+  /** Also export Node.js process metrics (CPU, memory, event loop). Default true. */
+  processMetrics?: boolean;
+}
+
+export function createMetrics({ processMetrics = true }: MetricsOptions = {}): HookMetrics {
+  const registry = new Registry();
+  if (processMetrics) collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({
+    name: 'kubecell_hook_requests_total',
+    help: 'Hook calls, by controller, hook and HTTP status code.',
+    labelNames: ['controller', 'hook', 'code'] as const,
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: 'kubecell_hook_errors_total',
+    help: 'Hook calls that did not answer 200; Metacontroller records a SyncError and retries.',
+    labelNames: ['controller', 'hook'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'kubecell_hook_duration_seconds',
+    help: "Time to answer a hook call, body parsing included (Metacontroller's default timeout is 10 s).",
+    labelNames: ['controller', 'hook'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+
+  // Start every error series at 0 so that rate() and increase() see the first error.
+  for (const controller of [...COMPOSITE_CONTROLLERS, ...DECORATOR_CONTROLLERS]) {
+    for (const hook of HOOK_NAMES) errors.labels({ controller, hook }).inc(0);
+  }
+
+  return {
+    registry,
+    observeHookCall({ controller, hook, status, durationSeconds }) {
+      // URL segments are caller-controlled: bound the label values.
+      const labels = {
+        controller: isControllerName(controller) ? controller : 'unknown',
+        hook: isHookName(hook) ? hook : 'unknown',
+      };
+      requests.labels({ ...labels, code: String(status) }).inc();
+      if (status !== 200) errors.labels(labels).inc();
+      duration.labels(labels).observe(durationSeconds);
+    },
+  };
+}
