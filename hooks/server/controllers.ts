@@ -1,17 +1,23 @@
 /**
- * The one place where controllers are wired to the hook server.
- *
- * Add one line per controller as it is built, for example:
- *
- *   registry.registerComposite<Cell>('cell', { customize: customizeCell, sync: syncCell, finalize: finalizeCell });
- *   registry.registerDecorator<Namespace>('host-namespace', { sync: syncHostNamespace, finalize: finalizeHostNamespace });
- *
- * A controller that is not registered answers 404 "not implemented yet" on
- * all its hooks, never a made-up result.
+ * The one place where controllers are wired to the hook server. A controller that is not
+ * registered answers 404 "not implemented yet" on all its hooks, never a made-up result.
  */
+import { cellConfigFromEnv } from '../cell/config.js';
+import { cellHooks } from '../cell/hooks.js';
+import type { Cell } from '../generated/types/index.js';
+import { systemClock, type Clock } from '../status/clock.js';
 import type { HookRegistry } from './registry.js';
 
-export function registerControllers(registry: HookRegistry): HookRegistry {
-  // No controller is built yet.
+export interface ControllerDependencies {
+  /** Controller settings come from the environment, like the server's own. */
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+}
+
+export function registerControllers(
+  registry: HookRegistry,
+  { env, clock }: ControllerDependencies = { env: process.env, clock: systemClock },
+): HookRegistry {
+  registry.registerComposite<Cell>('cell', cellHooks(cellConfigFromEnv(env), clock));
   return registry;
 }

@@ -77,7 +77,7 @@ export async function renderKindTypes(
     properties: {
       apiVersion: { type: 'string', const: 'kubecell.io/v1alpha1' },
       kind: { type: 'string', const: title },
-      metadata: { tsType: 'V1ObjectMeta' },
+      metadata: { tsType: 'ObjectMeta' },
       ...properties,
     },
     required: ['apiVersion', 'kind', 'metadata', ...((schema['required'] as string[]) ?? [])],
@@ -85,7 +85,7 @@ export async function renderKindTypes(
   const body = await compile(objectSchema as never, title, COMPILE_OPTIONS);
   const common = referencedCommonTitles(body, source);
   const imports = [
-    "import type { V1ObjectMeta } from '@kubernetes/client-node';",
+    "import type { ObjectMeta } from '../../metacontroller/protocol.js';",
     common.length ? `import type { ${common.join(', ')} } from './common.js';` : '',
   ]
     .filter(Boolean)

@@ -1,0 +1,55 @@
+import { expect } from 'chai';
+import request from 'supertest';
+import { productApp } from '../server/test-support.js';
+import { NOW, cell, lease, managedCluster, node, readyProvider, relatedOf } from './testing.js';
+
+describe('Cell hooks over HTTP', () => {
+  it('customize asks for the ManagedCluster, its lease and the profile Nodes', async () => {
+    const { app } = await productApp(NOW);
+    const response = await request(app)
+      .post('/hooks/cell/customize')
+      .send({ parent: cell() })
+      .expect(200);
+    const rules = response.body.relatedResources as {
+      resource: string;
+      names?: string[];
+      namespace?: string;
+      labelSelector?: unknown;
+    }[];
+    expect(rules.find((rule) => rule.resource === 'managedclusters')).to.deep.include({
+      names: ['cluster1'],
+    });
+    expect(rules.find((rule) => rule.resource === 'leases')).to.deep.include({
+      namespace: 'cluster1',
+      names: ['managed-cluster-lease'],
+    });
+    expect(rules.find((rule) => rule.resource === 'nodes')).to.deep.include({
+      labelSelector: { matchLabels: { 'kubecell.io/machine-profile': 'a100' } },
+    });
+  });
+
+  it('sync answers the status Metacontroller writes, with no children', async () => {
+    const { app, logs } = await productApp(NOW);
+    const related = relatedOf([
+      managedCluster(),
+      lease(10),
+      node('n1', { 'nvidia.com/gpu': '4' }),
+      ...readyProvider(),
+    ]);
+    const response = await request(app)
+      .post('/hooks/cell/sync')
+      .send({ parent: cell(), children: {}, related, finalizing: false })
+      .expect(200);
+    expect(response.body.children).to.deep.equal([]);
+    expect(response.body.status.phase).to.equal('Ready');
+    expect(response.body.status.inventory['nvidia.com/gpu'].allocatable).to.equal('4');
+    await logs.waitForLines(1);
+    expect(logs.entries()[0]).to.deep.include({ controller: 'cell', hook: 'sync' });
+  });
+
+  it('answers 400 naming the field for a request without a parent', async () => {
+    const { app } = await productApp(NOW);
+    const response = await request(app).post('/hooks/cell/sync').send({ children: {} }).expect(400);
+    expect(JSON.stringify(response.body)).to.contain('parent');
+  });
+});

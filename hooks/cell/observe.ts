@@ -1,0 +1,107 @@
+import type { Cell, VirtualCluster } from '../generated/types/index.js';
+import {
+  TYPE_KEYS,
+  type CustomResourceDefinition,
+  type DaemonSet,
+  type Deployment,
+  type Lease,
+  type ManagedCluster,
+  type Namespace,
+  type Node,
+  type PersistentVolume,
+  type Pod,
+  type Service,
+} from '../kube/objects.js';
+import { LABELS } from '../kube/labels.js';
+import type { KubernetesObject, ObjectMap } from '../metacontroller/protocol.js';
+import type { CellControllerConfig, NamespacedName } from './config.js';
+import { MANAGED_CLUSTER_LEASE } from './customize.js';
+
+/**
+ * What Metacontroller delivered for one Cell, sorted into the inputs the status is computed
+ * from. A list is `undefined` when its group is missing from `related` altogether: the source was
+ * not observed, which is not the same as observed and empty.
+ */
+export interface CellObservation {
+  managedCluster?: ManagedCluster;
+  lease?: Lease;
+  nodes?: Node[];
+  pods?: Pod[];
+  hostNamespaces?: Set<string>;
+  virtualClusters?: VirtualCluster[];
+  services?: Service[];
+  persistentVolumes?: PersistentVolume[];
+  k3kNamespace?: Namespace;
+  k3kCRDs: CustomResourceDefinition[];
+  k3kController?: Deployment;
+  cniDaemonSet?: DaemonSet;
+  topolvmDaemonSet?: DaemonSet;
+}
+
+function group<T extends KubernetesObject>(related: ObjectMap, key: string): T[] | undefined {
+  const objects = related[key];
+  if (!objects) return undefined;
+  return Object.keys(objects)
+    .sort()
+    .map((name) => objects[name] as T);
+}
+
+function named<T extends KubernetesObject>(
+  objects: T[] | undefined,
+  where: NamespacedName,
+): T | undefined {
+  return objects?.find(
+    (object) =>
+      object.metadata.name === where.name && object.metadata.namespace === where.namespace,
+  );
+}
+
+export function observeCell(
+  cell: Cell,
+  related: ObjectMap,
+  config: CellControllerConfig,
+): CellObservation {
+  const clusterName = cell.spec.managedClusterRef.name;
+  const profile = cell.spec.machineProfile.name;
+  const namespaces = group<Namespace>(related, TYPE_KEYS.namespace);
+  const daemonSets = group<DaemonSet>(related, TYPE_KEYS.daemonSet);
+  return {
+    managedCluster: group<ManagedCluster>(related, TYPE_KEYS.managedCluster)?.find(
+      (cluster) => cluster.metadata.name === clusterName,
+    ),
+    lease: named(group<Lease>(related, TYPE_KEYS.lease), {
+      namespace: clusterName,
+      name: MANAGED_CLUSTER_LEASE,
+    }),
+    // The rule selects by label already; filtering again keeps a stale or foreign entry out.
+    nodes: group<Node>(related, TYPE_KEYS.node)?.filter(
+      (node) => node.metadata.labels?.[LABELS.machineProfile] === profile,
+    ),
+    pods: group<Pod>(related, TYPE_KEYS.pod),
+    hostNamespaces:
+      namespaces &&
+      new Set(
+        namespaces
+          .filter((namespace) => namespace.metadata.labels?.[LABELS.hostNamespace] === 'true')
+          .map((namespace) => namespace.metadata.name),
+      ),
+    virtualClusters: group<VirtualCluster>(related, TYPE_KEYS.virtualCluster),
+    services: group<Service>(related, TYPE_KEYS.service),
+    persistentVolumes: group<PersistentVolume>(related, TYPE_KEYS.persistentVolume),
+    k3kNamespace: namespaces?.find((namespace) => namespace.metadata.name === config.k3kNamespace),
+    k3kCRDs: (
+      group<CustomResourceDefinition>(related, TYPE_KEYS.customResourceDefinition) ?? []
+    ).filter((crd) => config.k3kCRDs.includes(crd.metadata.name)),
+    k3kController: named(group<Deployment>(related, TYPE_KEYS.deployment), config.k3kController),
+    cniDaemonSet: named(daemonSets, config.cniDaemonSet),
+    topolvmDaemonSet: named(daemonSets, config.topolvmNodeDaemonSet),
+  };
+}
+
+/** The VirtualClusters whose resolved snapshot names this Cell (by name: a tenant's claim wins). */
+export function virtualClustersResolvedTo(
+  cell: Cell,
+  virtualClusters: VirtualCluster[],
+): VirtualCluster[] {
+  return virtualClusters.filter((vc) => vc.status?.resolved?.cell?.name === cell.metadata.name);
+}

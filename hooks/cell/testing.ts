@@ -1,0 +1,232 @@
+/** Builders for Cell tests: the objects Metacontroller would relate to a Cell, as JSON. */
+import type { Cell, VirtualCluster } from '../generated/types/index.js';
+import { TYPE_KEYS, type Node, type Pod } from '../kube/objects.js';
+import type {
+  CompositeSyncRequest,
+  KubernetesObject,
+  ObjectMap,
+} from '../metacontroller/protocol.js';
+import { objectKey } from '../metacontroller/protocol.js';
+import { DEFAULT_CELL_CONFIG } from './config.js';
+
+export const NOW = new Date('2026-11-30T12:00:00Z');
+export const PROFILE = 'a100';
+
+export function cell(overrides: Partial<Cell['metadata']> = {}): Cell {
+  return {
+    apiVersion: 'kubecell.io/v1alpha1',
+    kind: 'Cell',
+    metadata: {
+      name: 'cell1',
+      namespace: 'kubecell-system',
+      uid: 'cell-uid-1',
+      generation: 1,
+      ...overrides,
+    },
+    spec: {
+      managedClusterRef: { name: 'cluster1' },
+      machineProfile: { name: PROFILE, devices: [{ name: 'gpu', resourceName: 'nvidia.com/gpu' }] },
+    },
+  };
+}
+
+export function managedCluster(uid = 'mc-uid-1', available = true) {
+  return {
+    apiVersion: 'cluster.open-cluster-management.io/v1',
+    kind: 'ManagedCluster',
+    metadata: { name: 'cluster1', uid },
+    spec: { hubAcceptsClient: true, leaseDurationSeconds: 60 },
+    status: {
+      conditions: [
+        { type: 'HubAcceptedManagedCluster', status: 'True' },
+        { type: 'ManagedClusterJoined', status: 'True' },
+        { type: 'ManagedClusterConditionAvailable', status: available ? 'True' : 'Unknown' },
+      ],
+    },
+  };
+}
+
+export function lease(secondsAgo: number) {
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: 'managed-cluster-lease', namespace: 'cluster1' },
+    spec: {
+      renewTime: new Date(NOW.getTime() - secondsAgo * 1000).toISOString().replace('Z', '000Z'),
+    },
+  };
+}
+
+export function node(
+  name: string,
+  allocatable: Record<string, string>,
+  options: { ready?: boolean; annotations?: Record<string, string>; profile?: string } = {},
+): Node {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      labels: {
+        'kubecell.io/machine-profile': options.profile ?? PROFILE,
+        'kubernetes.io/hostname': name,
+      },
+      ...(options.annotations ? { annotations: options.annotations } : {}),
+    },
+    status: {
+      capacity: allocatable,
+      allocatable,
+      conditions: [
+        options.ready === false
+          ? { type: 'Ready', status: 'False', reason: 'KubeletNotReady' }
+          : { type: 'Ready', status: 'True', reason: 'KubeletReady' },
+      ],
+    },
+  };
+}
+
+export function pod(
+  name: string,
+  namespace: string,
+  nodeName: string | undefined,
+  containers: Record<string, string>[],
+  options: {
+    phase?: string;
+    init?: Record<string, string>[];
+    overhead?: Record<string, string>;
+  } = {},
+): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace },
+    spec: {
+      ...(nodeName ? { nodeName } : {}),
+      containers: containers.map((requests, i) => ({ name: `c${i}`, resources: { requests } })),
+      ...(options.init
+        ? {
+            initContainers: options.init.map((requests, i) => ({
+              name: `i${i}`,
+              resources: { requests },
+            })),
+          }
+        : {}),
+      ...(options.overhead ? { overhead: options.overhead } : {}),
+    },
+    status: { phase: options.phase ?? (nodeName ? 'Running' : 'Pending') },
+  };
+}
+
+export function hostNamespace(name: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, labels: { 'kubecell.io/host-namespace': 'true' } },
+    status: { phase: 'Active' },
+  };
+}
+
+export function resolvedVirtualCluster(
+  name: string,
+  namespace: string,
+  workloadHard: Record<string, string>,
+): VirtualCluster {
+  return {
+    apiVersion: 'kubecell.io/v1alpha1',
+    kind: 'VirtualCluster',
+    metadata: { name, namespace, labels: { 'kubecell.io/cell': 'cell1' } },
+    spec: { cellRef: { name: 'cell1' }, classRef: { name: 'small' } },
+    status: {
+      resolved: {
+        cell: {
+          name: 'cell1',
+          uid: 'cell-uid-1',
+          managedClusterName: 'cluster1',
+          machineProfile: { name: PROFILE },
+        },
+        class: {
+          name: 'small',
+          uid: 'class-uid',
+          storageClassName: 'topolvm-provisioner',
+          entitlement: { workloadHard },
+        },
+        hostNamespace: namespace,
+        endpointAddress: '10.0.0.1',
+        resolvedAt: '2026-11-30T00:00:00Z',
+      },
+    },
+  } as VirtualCluster;
+}
+
+/** The provider baseline, all ready, under the default names. */
+export function readyProvider(): KubernetesObject[] {
+  const config = DEFAULT_CELL_CONFIG;
+  const daemonSet = (where: { namespace: string; name: string }) => ({
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: where,
+    status: { desiredNumberScheduled: 2, numberReady: 2 },
+  });
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: config.k3kNamespace },
+      status: { phase: 'Active' },
+    },
+    ...config.k3kCRDs.map((name) => ({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name },
+      status: { conditions: [{ type: 'Established', status: 'True' }] },
+    })),
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: config.k3kController,
+      spec: { template: { spec: { containers: [{ name: 'k3k', image: 'rancher/k3k:v1.1.0' }] } } },
+      status: { availableReplicas: 1, conditions: [{ type: 'Available', status: 'True' }] },
+    },
+    daemonSet(config.cniDaemonSet),
+    daemonSet(config.topolvmNodeDaemonSet),
+  ] as KubernetesObject[];
+}
+
+const typeKeyOf = (object: KubernetesObject): string => {
+  const entry = Object.values(TYPE_KEYS).find((key) => key.startsWith(`${object.kind}.`));
+  if (!entry) throw new Error(`no type key for ${object.kind}`);
+  return entry;
+};
+
+/** A related map as Metacontroller sends it: every requested group present, even when empty. */
+export function relatedOf(objects: KubernetesObject[], omit: string[] = []): ObjectMap {
+  const map: ObjectMap = {};
+  const groups = [
+    TYPE_KEYS.managedCluster,
+    TYPE_KEYS.lease,
+    TYPE_KEYS.node,
+    TYPE_KEYS.pod,
+    TYPE_KEYS.namespace,
+    TYPE_KEYS.virtualCluster,
+    TYPE_KEYS.service,
+    TYPE_KEYS.persistentVolume,
+    TYPE_KEYS.customResourceDefinition,
+    TYPE_KEYS.deployment,
+    TYPE_KEYS.daemonSet,
+  ];
+  for (const group of groups) if (!omit.includes(group)) map[group] = {};
+  for (const object of objects) {
+    const key = typeKeyOf(object);
+    if (omit.includes(key)) continue;
+    (map[key] ??= {})[objectKey(object)] = object;
+  }
+  return map;
+}
+
+export function syncRequest(
+  parent: Cell,
+  related: ObjectMap,
+  finalizing = false,
+): CompositeSyncRequest<Cell> {
+  return { parent, children: {}, related, finalizing };
+}
