@@ -1,0 +1,73 @@
+// Installing CustomResourceDefinitions into the local control plane and waiting until they are
+// served.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { upstreamCrdsDir } from './paths.js';
+import type { CommandResult } from './processes.js';
+
+export type Kubectl = (
+  args: readonly string[],
+  options?: { input?: string },
+) => Promise<CommandResult>;
+
+/** Every file of ../shared/upstream-crds/ except its README. */
+export function upstreamCrdFiles(): string[] {
+  return readdirSync(upstreamCrdsDir)
+    .filter((file) => file !== 'README.md')
+    .sort()
+    .map((file) => path.join(upstreamCrdsDir, file));
+}
+
+/** metadata.name of every CustomResourceDefinition in a (multi-document) YAML file. */
+export function crdNamesIn(file: string): string[] {
+  const names: string[] = [];
+  for (const document of parseAllDocuments(readFileSync(file, 'utf8'))) {
+    const object = document.toJS() as { kind?: unknown; metadata?: { name?: unknown } } | null;
+    if (object?.kind === 'CustomResourceDefinition' && typeof object.metadata?.name === 'string') {
+      names.push(object.metadata.name);
+    }
+  }
+  return names;
+}
+
+function describeFailure(what: string, result: CommandResult): Error {
+  return new Error(
+    `${what} failed (${result.code ?? result.signal}):\n${result.stderr}${result.stdout}`,
+  );
+}
+
+/**
+ * Applies the files and waits until every CRD in them is Established. Server-side apply,
+ * because the larger upstream CRDs exceed the 256 KiB limit of the annotation that
+ * client-side apply stores.
+ */
+export async function installCrds(
+  kubectl: Kubectl,
+  files: readonly string[],
+  timeoutSeconds = 60,
+): Promise<string[]> {
+  const names = files.flatMap(crdNamesIn);
+  if (names.length === 0)
+    throw new Error(`no CustomResourceDefinition found in ${files.join(', ')}`);
+  for (const file of files) {
+    const applied = await kubectl([
+      'apply',
+      '--server-side',
+      '--force-conflicts',
+      '--field-manager=kubecell-tests',
+      '-f',
+      file,
+    ]);
+    if (applied.code !== 0) throw describeFailure(`kubectl apply -f ${file}`, applied);
+  }
+  const established = await kubectl([
+    'wait',
+    '--for=condition=Established',
+    `--timeout=${timeoutSeconds}s`,
+    ...names.map((name) => `customresourcedefinition/${name}`),
+  ]);
+  if (established.code !== 0)
+    throw describeFailure(`waiting for CRDs ${names.join(', ')} to be Established`, established);
+  return names;
+}
