@@ -1,0 +1,55 @@
+// Installing KubeCell's own API into the shared control plane: the upstream CRDs its children and
+// related objects need, its generated CRDs, and the namespaces the samples live in.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import type { ControlPlane } from './control-plane.js';
+import { installCrds, upstreamCrdFiles } from './crds.js';
+import { repoRoot } from './paths.js';
+
+export const kubecellCrdDir = path.join(repoRoot, 'manifests', 'crds');
+
+export function kubecellCrdFiles(): string[] {
+  return readdirSync(kubecellCrdDir)
+    .filter((file) => file.endsWith('.yaml'))
+    .sort()
+    .map((file) => path.join(kubecellCrdDir, file));
+}
+
+const installed = new WeakMap<ControlPlane, Promise<void>>();
+
+/** Idempotent per cluster: every test file may call it. */
+export function installKubeCellApi(cluster: ControlPlane): Promise<void> {
+  let done = installed.get(cluster);
+  if (!done) {
+    done = (async () => {
+      await installCrds(cluster.kubectl, [...upstreamCrdFiles(), ...kubecellCrdFiles()]);
+      const namespace = await cluster.kubectl(['create', 'namespace', 'kubecell-system']);
+      if (namespace.code !== 0 && !namespace.stderr.includes('AlreadyExists')) {
+        throw new Error(`creating kubecell-system failed: ${namespace.stderr}`);
+      }
+      const hosts = await cluster.kubectl([
+        'apply',
+        '-f',
+        path.join(repoRoot, 'samples', 'host-namespace.yaml'),
+      ]);
+      if (hosts.code !== 0) throw new Error(`applying host namespaces failed: ${hosts.stderr}`);
+    })();
+    installed.set(cluster, done);
+  }
+  return done;
+}
+
+/** Runs kubectl and fails with its output when it does not succeed. */
+export async function kubectlOk(
+  cluster: ControlPlane,
+  args: readonly string[],
+  input?: string,
+): Promise<string> {
+  const result = await cluster.kubectl(args, input === undefined ? {} : { input });
+  if (result.code !== 0) {
+    throw new Error(
+      `kubectl ${args.join(' ')} failed (${result.code}):\n${result.stderr}${result.stdout}`,
+    );
+  }
+  return result.stdout;
+}
