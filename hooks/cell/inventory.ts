@@ -14,7 +14,7 @@ import {
   subtractQuantities,
   ZERO_QUANTITY,
 } from '../quantity/quantity.js';
-import { entitlementNodeResources } from '../kube/entitlement.js';
+import { capacityRequirements } from '../feasibility/resources.js';
 import { formatTime } from '../status/conditions.js';
 import { addInto, effectiveRequests, isTerminal, type Amounts } from './pod-requests.js';
 
@@ -114,9 +114,10 @@ export function unscheduledDemand(
 export function committedEntitlements(resolved: readonly VirtualCluster[]): Amounts {
   const committed: Amounts = new Map();
   for (const vc of resolved) {
+    // The same key mapping the feasibility evaluation uses, so a Cell and a plan count a class alike.
     addInto(
       committed,
-      entitlementNodeResources(vc.status?.resolved?.class?.entitlement?.workloadHard ?? {}),
+      capacityRequirements(vc.status?.resolved?.class?.entitlement?.workloadHard).required,
     );
   }
   return committed;

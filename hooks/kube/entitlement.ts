@@ -1,5 +1,3 @@
-import { addQuantities, ZERO_QUANTITY, type ParsedQuantity } from '../quantity/quantity.js';
-
 /** Quota keys that name a Node resource directly (the ResourceQuota shorthand for requests.*). */
 const BARE_NODE_RESOURCES = new Set(['cpu', 'memory', 'ephemeral-storage']);
 
@@ -13,17 +11,4 @@ export function nodeResourceOfQuotaKey(key: string): string | undefined {
   if (!key.startsWith('requests.')) return undefined;
   const resource = key.slice('requests.'.length);
   return resource === 'storage' ? undefined : resource;
-}
-
-/** An entitlement as exact amounts per Node resource; keys that name no Node resource are left out. */
-export function entitlementNodeResources(
-  workloadHard: Record<string, string | number | undefined>,
-): Map<string, ParsedQuantity> {
-  const amounts = new Map<string, ParsedQuantity>();
-  for (const [key, value] of Object.entries(workloadHard)) {
-    const resource = nodeResourceOfQuotaKey(key);
-    if (resource === undefined || value === undefined) continue;
-    amounts.set(resource, addQuantities(amounts.get(resource) ?? ZERO_QUANTITY, value));
-  }
-  return amounts;
 }

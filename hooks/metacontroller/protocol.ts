@@ -79,9 +79,11 @@ export interface CustomizeHookRequest<P extends KubernetesObject = KubernetesObj
 }
 
 /**
- * One related-resource rule. Use either `labelSelector` or
- * `namespace`/`names`, not both. A namespaced parent only ever receives
- * related objects from its own namespace.
+ * One related-resource rule: a `labelSelector`, or `namespace`/`names`. With
+ * `version: v2` hooks a label-selector rule spans every namespace and
+ * cluster-scoped kinds even for a namespaced parent, and a `namespace` may name
+ * another namespace than the parent's (v1 hooks confined both to the parent's
+ * namespace).
  */
 export interface RelatedResourceRule {
   /** `v1`, or `group/version`. */

@@ -4,7 +4,9 @@
  */
 import { cellConfigFromEnv } from '../cell/config.js';
 import { cellHooks } from '../cell/hooks.js';
-import type { Cell } from '../generated/types/index.js';
+import type { Cell, VirtualClusterPlan } from '../generated/types/index.js';
+import { loadPlanConfig } from '../plan/config.js';
+import { createPlanHooks } from '../plan/hooks.js';
 import { systemClock, type Clock } from '../status/clock.js';
 import type { HookRegistry } from './registry.js';
 
@@ -19,5 +21,9 @@ export function registerControllers(
   { env, clock }: ControllerDependencies = { env: process.env, clock: systemClock },
 ): HookRegistry {
   registry.registerComposite<Cell>('cell', cellHooks(cellConfigFromEnv(env), clock));
+  registry.registerComposite<VirtualClusterPlan>(
+    'plan',
+    createPlanHooks({ config: loadPlanConfig(env), clock }),
+  );
   return registry;
 }

@@ -2,6 +2,9 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { systemClock } from '../status/clock.js';
+import { registerControllers } from './controllers.js';
+import { HookRegistry } from './registry.js';
 
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 
@@ -66,7 +69,9 @@ describe('hook server process (hooks/main.ts)', function () {
     started = start({ KUBECELL_PORT: '0', KUBECELL_LOG_LEVEL: 'info' });
     const listening = await waitForLine(started, 'hook server listening');
     expect(listening).to.include({ bodyLimit: '64mb', logLevel: 'info' });
-    expect(listening.controllers).to.deep.equal([]);
+    expect(listening.controllers).to.deep.equal(
+      registerControllers(new HookRegistry(), { env: {}, clock: systemClock }).registered(),
+    );
     const base = `http://127.0.0.1:${String(listening.port)}`;
 
     const health = await fetch(`${base}/healthz`);
@@ -79,15 +84,14 @@ describe('hook server process (hooks/main.ts)', function () {
       headers: { 'content-type': 'application/json' },
       body: '{"parent":',
     });
-    // No controller is registered yet: the route is refused before the body is read.
-    expect(malformed.status).to.equal(404);
-    expect(await malformed.json()).to.deep.equal({
-      error: 'controller "cell" is not implemented yet',
-    });
+    expect(malformed.status).to.equal(400);
+    expect(((await malformed.json()) as { error: string }).error).to.match(
+      /^request body is not valid JSON/,
+    );
 
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).to.include(
-      'kubecell_hook_requests_total{controller="cell",hook="sync",code="404"} 1',
+      'kubecell_hook_requests_total{controller="cell",hook="sync",code="400"} 1',
     );
     expect(metrics).to.include('process_resident_memory_bytes');
 

@@ -1,0 +1,58 @@
+/**
+ * The kubecell-plan customize hook: which objects the sync hook needs to see.
+ *
+ * Metacontroller caches this answer per plan UID and generation (20 minutes), so it depends
+ * on the plan's spec and its (immutable) namespace only, never on status. The rules rely on
+ * `version: v2`: a namespaced parent then receives related objects from other namespaces
+ * (the Cell in the controller namespace, VirtualClusters everywhere) and cluster-scoped
+ * ones (the class, the Namespace); with v1 they would be silently missing.
+ *
+ * 1. the Cell `spec.cellRef.name` in the controller namespace;
+ * 2. the VirtualNodeClass `spec.classRef.name` (cluster-scoped);
+ * 3. the VirtualClusters labelled `kubecell.io/cell=<cell>` in every namespace (the
+ *    admission webhook sets the label from `spec.cellRef`): those resolved to the Cell
+ *    count as committed capacity;
+ * 4. the VirtualClusters in the plan's namespace, which the target namespace would share;
+ * 5. the plan's Namespace, for its `kubecell.io/host-namespace` label.
+ *
+ * Each rule also makes Metacontroller call sync again when a matching object changes. The
+ * decision is not refreshed by that (it is evaluated once per generation), so those calls
+ * only re-check expiry.
+ */
+import type { VirtualClusterPlan } from '../generated/types/index.js';
+import { LABELS } from '../kube/labels.js';
+import type {
+  CustomizeHookRequest,
+  CustomizeHookResponse,
+  RelatedResourceRule,
+} from '../metacontroller/protocol.js';
+import type { PlanConfig } from './config.js';
+
+export const KUBECELL_API_VERSION = 'kubecell.io/v1alpha1';
+
+export function customizePlan(
+  request: CustomizeHookRequest<VirtualClusterPlan>,
+  config: Pick<PlanConfig, 'cellNamespace'>,
+): CustomizeHookResponse {
+  const plan = request.parent;
+  const cellName = plan.spec?.cellRef?.name ?? '';
+  const className = plan.spec?.classRef?.name ?? '';
+  const namespace = plan.metadata.namespace ?? '';
+  const rules: RelatedResourceRule[] = [
+    {
+      apiVersion: KUBECELL_API_VERSION,
+      resource: 'cells',
+      namespace: config.cellNamespace,
+      names: [cellName],
+    },
+    { apiVersion: KUBECELL_API_VERSION, resource: 'virtualnodeclasses', names: [className] },
+    {
+      apiVersion: KUBECELL_API_VERSION,
+      resource: 'virtualclusters',
+      labelSelector: { matchLabels: { [LABELS.cell]: cellName } },
+    },
+    { apiVersion: KUBECELL_API_VERSION, resource: 'virtualclusters', namespace },
+    { apiVersion: 'v1', resource: 'namespaces', names: [namespace] },
+  ];
+  return { relatedResources: rules };
+}

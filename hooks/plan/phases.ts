@@ -1,0 +1,151 @@
+/**
+ * The steps of a VirtualClusterPlan sync, as small pure functions.
+ *
+ * - `keptEvaluation`: the decision already made for this generation, if any. It is kept
+ *   exactly as stored (same objects, so the same bytes): a plan is evaluated once per
+ *   generation and never refreshed by a resync or by a change to the Cell or class.
+ * - `evaluatePlan`: a new evaluation, stamped `evaluatedAt` (second precision) and
+ *   `expiresAt` = `evaluatedAt` + TTL.
+ * - `expiryOf`: whether `expiresAt` has passed at `now`, and if not, how many seconds until
+ *   it does (returned as `resyncAfterSeconds` so Metacontroller calls back at that moment).
+ * - `planConditions`: the Evaluated and Expired conditions.
+ */
+import type {
+  Condition,
+  FeasibilityCheck,
+  VirtualClusterPlanStatus,
+} from '../generated/types/index.js';
+import { evaluateFeasibility, type FeasibilityInput } from '../feasibility/evaluate.js';
+import { Decision } from '../feasibility/reasons.js';
+import { formatTime, reconcileConditions } from '../status/conditions.js';
+
+export interface PlanEvaluation {
+  decision: Decision;
+  evaluatedAt: string;
+  expiresAt: string;
+  checks: FeasibilityCheck[];
+}
+
+export interface Expiry {
+  expired: boolean;
+  /** Whole seconds until `expiresAt` (rounded up); absent once expired. */
+  resyncAfterSeconds?: number;
+}
+
+/** Reasons of the plan's own conditions (the check reasons are in feasibility/reasons.ts). */
+export const PlanConditionReason = {
+  /** Evaluated=True: the reason is the decision. */
+  Accepted: Decision.Accepted,
+  Rejected: Decision.Rejected,
+  Unknown: Decision.Unknown,
+  /** Expired=False. */
+  NotExpired: 'NotExpired',
+  /** Expired=True. */
+  Expired: 'Expired',
+} as const;
+
+const DECISIONS: readonly string[] = Object.values(Decision);
+
+/**
+ * The stored evaluation, when it belongs to this generation and is complete. Anything
+ * else (another generation, no decision, an unreadable expiresAt) means evaluate again.
+ */
+export function keptEvaluation(
+  status: VirtualClusterPlanStatus | undefined,
+  generation: number | undefined,
+): PlanEvaluation | undefined {
+  if (status === undefined || generation === undefined) return undefined;
+  if (status.observedGeneration !== generation) return undefined;
+  const { decision, evaluatedAt, expiresAt, checks } = status;
+  if (decision === undefined || !DECISIONS.includes(decision)) return undefined;
+  if (typeof evaluatedAt !== 'string' || typeof expiresAt !== 'string') return undefined;
+  if (Number.isNaN(Date.parse(expiresAt)) || !Array.isArray(checks)) return undefined;
+  return { decision, evaluatedAt, expiresAt, checks };
+}
+
+/** Runs the feasibility evaluation and stamps it. */
+export function evaluatePlan(input: FeasibilityInput, ttlSeconds: number): PlanEvaluation {
+  const { decision, checks } = evaluateFeasibility(input);
+  const evaluatedMs = Math.floor(input.now.getTime() / 1000) * 1000;
+  return {
+    decision,
+    evaluatedAt: formatTime(new Date(evaluatedMs)),
+    expiresAt: formatTime(new Date(evaluatedMs + ttlSeconds * 1000)),
+    checks,
+  };
+}
+
+/** Expired from `expiresAt` on (inclusive); before that, the seconds left, rounded up. */
+export function expiryOf(expiresAt: string, now: Date): Expiry {
+  const remainingMs = Date.parse(expiresAt) - now.getTime();
+  if (!(remainingMs > 0)) return { expired: true };
+  return { expired: false, resyncAfterSeconds: Math.ceil(remainingMs / 1000) };
+}
+
+/**
+ * Evaluated (always True once evaluated; its reason is the decision) and Expired. Each
+ * lastTransitionTime is carried forward while the status stays the same; Expired turning
+ * True is stamped with `expiresAt`, the moment it became true, not the moment it was seen.
+ */
+export function planConditions(
+  previous: readonly Condition[] | undefined,
+  evaluation: PlanEvaluation,
+  expiry: Expiry,
+  now: Date,
+  generation: number | undefined,
+): Condition[] {
+  const evaluated = reconcileConditions(
+    previous,
+    [
+      {
+        type: 'Evaluated',
+        status: 'True',
+        reason: PlanConditionReason[evaluation.decision],
+        message: evaluatedMessage(evaluation, generation),
+      },
+    ],
+    now,
+    generation,
+  );
+  const expired = reconcileConditions(
+    previous,
+    [
+      expiry.expired
+        ? {
+            type: 'Expired',
+            status: 'True',
+            reason: PlanConditionReason.Expired,
+            message: `The decision expired at ${evaluation.expiresAt} and is kept as it was; edit the spec or recreate the plan to evaluate again.`,
+          }
+        : {
+            type: 'Expired',
+            status: 'False',
+            reason: PlanConditionReason.NotExpired,
+            message: `The decision is current until ${evaluation.expiresAt}.`,
+          },
+    ],
+    expiry.expired ? new Date(Date.parse(evaluation.expiresAt)) : now,
+    generation,
+  );
+  return [...evaluated, ...expired];
+}
+
+function evaluatedMessage(evaluation: PlanEvaluation, generation: number | undefined): string {
+  const which = generation === undefined ? 'The plan' : `Generation ${generation}`;
+  const head = `${which} was evaluated at ${evaluation.evaluatedAt}: ${evaluation.decision}`;
+  const list = (result: FeasibilityCheck['result']) =>
+    evaluation.checks
+      .filter((check) => check.result === result)
+      .map(
+        (check) => `${check.name}${check.resource ? ` ${check.resource}` : ''} (${check.reason})`,
+      )
+      .join(', ');
+  switch (evaluation.decision) {
+    case Decision.Accepted:
+      return `${head}, every check passed. Acceptance reserves no capacity.`;
+    case Decision.Rejected:
+      return `${head}; failed: ${list('Fail')}.`;
+    default:
+      return `${head}; could not decide: ${list('Unknown')}.`;
+  }
+}

@@ -1,0 +1,53 @@
+/** Fixtures for the plan tests (not loaded in production). */
+import { acceptedInput, NOW } from '../feasibility/test-support.js';
+import type { VirtualClusterPlan } from '../generated/types/index.js';
+import {
+  toObjectMap,
+  type CompositeSyncRequest,
+  type KubernetesObject,
+  type ObjectMap,
+} from '../metacontroller/protocol.js';
+import { loadPlanConfig, type PlanConfig } from './config.js';
+
+export { NOW };
+
+export const CONFIG: PlanConfig = loadPlanConfig({});
+
+export function plan(generation = 1): VirtualClusterPlan {
+  return {
+    apiVersion: 'kubecell.io/v1alpha1',
+    kind: 'VirtualClusterPlan',
+    metadata: {
+      name: 'small-on-cell1',
+      namespace: 'tenant-a',
+      uid: 'plan-uid',
+      generation,
+      labels: { 'kubecell.io/cell': 'cell1', 'kubecell.io/class': 'small' },
+    },
+    spec: { cellRef: { name: 'cell1' }, classRef: { name: 'small' } },
+  };
+}
+
+export function hostNamespace(labels: Record<string, string> = {}): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'tenant-a', labels: { 'kubecell.io/host-namespace': 'true', ...labels } },
+  };
+}
+
+/** What Metacontroller would send for the accepted fixture: Cell, class, Namespace, VCs. */
+export function acceptedRelated(): ObjectMap {
+  const input = acceptedInput();
+  const objects: KubernetesObject[] = [hostNamespace(), ...input.virtualClusters];
+  if (input.cell) objects.push(input.cell);
+  if (input.virtualNodeClass) objects.push(input.virtualNodeClass);
+  return toObjectMap(objects);
+}
+
+export function syncRequest(
+  parent: VirtualClusterPlan = plan(),
+  related: ObjectMap = acceptedRelated(),
+): CompositeSyncRequest<VirtualClusterPlan> {
+  return { parent, children: {}, related, finalizing: false };
+}
