@@ -1,9 +1,14 @@
 /**
  * Hook server entry point (`npm start`). Settings come from the environment:
- * KUBECELL_PORT (8080), KUBECELL_BODY_LIMIT (64mb), KUBECELL_LOG_LEVEL (info).
+ * KUBECELL_PORT (8080), KUBECELL_BODY_LIMIT (64mb), KUBECELL_LOG_LEVEL (info), and for the
+ * admission webhook's HTTPS port (hooks/admission/config.ts) KUBECELL_WEBHOOK_PORT (9443),
+ * KUBECELL_TLS_CERT_FILE, KUBECELL_TLS_KEY_FILE, KUBECELL_CONTROLLER_NAMESPACE (kubecell-system).
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadWebhookConfig, type WebhookConfig } from './admission/config.js';
+import { startAdmissionWebhook } from './admission/start.js';
+import type { WebhookServer } from './admission/tls.js';
 import { createApp } from './server/app.js';
 import { ConfigError, loadConfig, type ServerConfig } from './server/config.js';
 import { registerControllers } from './server/controllers.js';
@@ -17,8 +22,10 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 function main(): void {
   let config: ServerConfig;
+  let webhookConfig: WebhookConfig;
   try {
     config = loadConfig();
+    webhookConfig = loadWebhookConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`kubecell hook server: ${err.message}\n`);
@@ -35,7 +42,29 @@ function main(): void {
   const readiness = new Readiness();
   const app = createApp({ registry, logger, metrics, config, readiness });
 
-  const server = app.listen(config.port, () => {
+  // --- admission webhook: HTTPS listener, only when TLS files are set (hooks/admission/start.ts).
+  // The server is ready once both listeners are; a webhook that cannot start is fatal.
+  let webhook: WebhookServer | undefined;
+  const webhookStarted = startAdmissionWebhook({
+    config: webhookConfig,
+    logger,
+    registry: metrics.registry,
+  }).then(
+    (started) => {
+      webhook = started;
+    },
+    (err: unknown) => {
+      logger.error('admission webhook cannot start', {
+        port: webhookConfig.port,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      process.exit(1);
+    },
+  );
+  // --- end admission webhook
+
+  const server = app.listen(config.port, async () => {
+    await webhookStarted;
     readiness.markReady();
     logger.info('hook server listening', {
       port: (server.address() as AddressInfo).port,
@@ -56,7 +85,7 @@ function main(): void {
   });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => shutdown(server, readiness, logger, signal));
+    process.once(signal, () => shutdown(server, readiness, logger, signal, webhook));
   }
 }
 
@@ -64,7 +93,13 @@ function main(): void {
  * Stop taking new calls, let in-flight ones finish, then exit. Metacontroller
  * retries any call that fails, so a call cut off at the deadline is not lost.
  */
-function shutdown(server: Server, readiness: Readiness, logger: Logger, signal: string): void {
+function shutdown(
+  server: Server,
+  readiness: Readiness,
+  logger: Logger,
+  signal: string,
+  webhook?: WebhookServer,
+): void {
   readiness.markNotReady(`shutting down (${signal})`);
   logger.info('hook server shutting down', { signal });
   const deadline = setTimeout(() => {
@@ -72,11 +107,15 @@ function shutdown(server: Server, readiness: Readiness, logger: Logger, signal: 
       graceMs: SHUTDOWN_GRACE_MS,
     });
     server.closeAllConnections();
+    webhook?.closeAllConnections();
   }, SHUTDOWN_GRACE_MS);
   deadline.unref();
+  const webhookClosed = webhook?.close() ?? Promise.resolve();
   server.close(() => {
-    logger.info('hook server stopped');
-    process.exit(0);
+    void webhookClosed.then(() => {
+      logger.info('hook server stopped');
+      process.exit(0);
+    });
   });
   server.closeIdleConnections();
 }

@@ -1,0 +1,107 @@
+/**
+ * The five KubeCell kinds as the admission webhook and `kubecell validate` see them: the
+ * generated ajv validator and the generated (bundled) schema that carries the CEL rules. Nothing
+ * here restates a field or a rule; `kinds.test.ts` checks the plural names and scopes against
+ * `schemas/` and the CRDs.
+ */
+import { readFileSync } from 'node:fs';
+import {
+  validateCell,
+  validateGPUCellPool,
+  validateVirtualCluster,
+  validateVirtualClusterPlan,
+  validateVirtualNodeClass,
+  type GeneratedValidator,
+} from '../generated/validators.js';
+import type { RuleSchema } from '../validation/cel-rules.js';
+
+export const GROUP = 'kubecell.io';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+export const KIND_NAMES = [
+  'Cell',
+  'GPUCellPool',
+  'VirtualCluster',
+  'VirtualClusterPlan',
+  'VirtualNodeClass',
+] as const;
+export type KindName = (typeof KIND_NAMES)[number];
+
+/** A schema node of the generated schema, as far as the webhook reads it. */
+export interface SchemaNode extends RuleSchema {
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+  additionalProperties?: SchemaNode | boolean;
+  anyOf?: SchemaNode[];
+  'x-kubernetes-list-type'?: string;
+}
+
+export interface KindInfo {
+  kind: KindName;
+  /** The resource name in the REST path and in webhook rules. */
+  plural: string;
+  namespaced: boolean;
+  validate: GeneratedValidator;
+  /** The generated schema (`hooks/generated/schemas/<kind>.json`), CEL rules included. */
+  schema: SchemaNode;
+}
+
+function loadSchema(stem: string): SchemaNode {
+  const url = new URL(`../generated/schemas/${stem}.json`, import.meta.url);
+  return JSON.parse(readFileSync(url, 'utf8')) as SchemaNode;
+}
+
+export const KINDS: Readonly<Record<KindName, KindInfo>> = {
+  Cell: {
+    kind: 'Cell',
+    plural: 'cells',
+    namespaced: true,
+    validate: validateCell,
+    schema: loadSchema('cell'),
+  },
+  GPUCellPool: {
+    kind: 'GPUCellPool',
+    plural: 'gpucellpools',
+    namespaced: false,
+    validate: validateGPUCellPool,
+    schema: loadSchema('gpucellpool'),
+  },
+  VirtualCluster: {
+    kind: 'VirtualCluster',
+    plural: 'virtualclusters',
+    namespaced: true,
+    validate: validateVirtualCluster,
+    schema: loadSchema('virtualcluster'),
+  },
+  VirtualClusterPlan: {
+    kind: 'VirtualClusterPlan',
+    plural: 'virtualclusterplans',
+    namespaced: true,
+    validate: validateVirtualClusterPlan,
+    schema: loadSchema('virtualclusterplan'),
+  },
+  VirtualNodeClass: {
+    kind: 'VirtualNodeClass',
+    plural: 'virtualnodeclasses',
+    namespaced: false,
+    validate: validateVirtualNodeClass,
+    schema: loadSchema('virtualnodeclass'),
+  },
+};
+
+export function isKindName(value: unknown): value is KindName {
+  return typeof value === 'string' && (KIND_NAMES as readonly string[]).includes(value);
+}
+
+/** The kind of `kubecell.io/v1alpha1` with this name, if it is one of the five. */
+export function kindInfo(apiVersion: unknown, kind: unknown): KindInfo | undefined {
+  return apiVersion === API_VERSION && isKindName(kind) ? KINDS[kind] : undefined;
+}
+
+/** Labels the mutating webhook sets and the cross-object rules read. */
+export const LABELS = {
+  cell: 'kubecell.io/cell',
+  class: 'kubecell.io/class',
+  hostNamespace: 'kubecell.io/host-namespace',
+} as const;

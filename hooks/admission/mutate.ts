@@ -1,0 +1,79 @@
+/**
+ * The mutating part of the webhook: VirtualClusters and VirtualClusterPlans carry the labels
+ * `kubecell.io/cell` and `kubecell.io/class` copied from their refs, so that label selectors
+ * (the Cell-in-use rule, `kubectl get vc -l kubecell.io/cell=cell1`, the controllers' related
+ * objects) work everywhere. The patch is minimal: nothing when the labels are already right, a
+ * `replace` for a wrong value, an `add` for a missing one.
+ */
+import { LABELS, type KindName } from './kinds.js';
+import { isLabelValue, pathValue } from './rules.js';
+
+export type JsonPatchOperation =
+  { op: 'add'; path: string; value: unknown } | { op: 'replace'; path: string; value: unknown };
+
+/** Kinds the mutating webhook labels. */
+export const LABELLED_KINDS: readonly KindName[] = ['VirtualCluster', 'VirtualClusterPlan'];
+
+/** One JSON Pointer token (RFC 6901): `~` → `~0`, `/` → `~1`. */
+export function escapePointerToken(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The labels an object of `kind` must carry, from its refs. A ref that is absent or not a valid
+ * label value is left out: the validating webhook rejects such an object anyway, and a label
+ * the apiserver refuses would only hide the real error.
+ */
+export function desiredLabels(kind: string, object: unknown): Record<string, string> {
+  if (!(LABELLED_KINDS as readonly string[]).includes(kind)) return {};
+  const labels: Record<string, string> = {};
+  const cell = pathValue(object, 'spec', 'cellRef', 'name');
+  const klass = pathValue(object, 'spec', 'classRef', 'name');
+  if (isLabelValue(cell) && cell !== '') labels[LABELS.cell] = cell;
+  if (isLabelValue(klass) && klass !== '') labels[LABELS.class] = klass;
+  return labels;
+}
+
+/** The JSON Patch that gives `object` its desired labels; empty when it has them already. */
+export function labelPatch(kind: string, object: unknown): JsonPatchOperation[] {
+  const desired = desiredLabels(kind, object);
+  if (Object.keys(desired).length === 0 || !isObject(object)) return [];
+  const metadata = object.metadata;
+  if (!isObject(metadata)) return [{ op: 'add', path: '/metadata', value: { labels: desired } }];
+  const labels = metadata.labels;
+  if (!isObject(labels)) return [{ op: 'add', path: '/metadata/labels', value: desired }];
+  const patch: JsonPatchOperation[] = [];
+  for (const [key, value] of Object.entries(desired)) {
+    if (labels[key] === value) continue;
+    const path = `/metadata/labels/${escapePointerToken(key)}`;
+    patch.push(key in labels ? { op: 'replace', path, value } : { op: 'add', path, value });
+  }
+  return patch;
+}
+
+/**
+ * Applies a patch made by `labelPatch` (add/replace on object members only). For tests and for
+ * `kubecell validate`, which labels objects the way the webhook would before validating them.
+ */
+export function applyLabelPatch<T>(object: T, patch: readonly JsonPatchOperation[]): T {
+  const copy = structuredClone(object) as unknown;
+  for (const operation of patch) {
+    const tokens = operation.path
+      .split('/')
+      .slice(1)
+      .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const last = tokens.pop();
+    let target = copy;
+    for (const token of tokens) target = (target as Record<string, unknown>)[token];
+    if (!isObject(target) || last === undefined) throw new Error(`cannot apply ${operation.path}`);
+    if (operation.op === 'replace' && !(last in target)) {
+      throw new Error(`cannot replace missing ${operation.path}`);
+    }
+    target[last] = structuredClone(operation.value);
+  }
+  return copy as T;
+}

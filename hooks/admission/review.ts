@@ -1,0 +1,171 @@
+/**
+ * The AdmissionReview protocol (`admission.k8s.io/v1`): reading a review, and writing the
+ * answer the apiserver expects (same uid; a `status` when denying; a base64 JSONPatch when
+ * mutating).
+ */
+import { causeMessage, type FieldError } from './field-errors.js';
+import { GROUP } from './kinds.js';
+
+export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
+
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+export interface AdmissionRequest {
+  uid: string;
+  kind?: GroupVersionKind;
+  subResource?: string;
+  name?: string;
+  namespace?: string;
+  operation?: string;
+  object?: unknown;
+  oldObject?: unknown;
+  dryRun?: boolean;
+}
+
+export interface StatusCause {
+  reason: string;
+  message: string;
+  field: string;
+}
+
+/** `metav1.Status` as a webhook returns it; the apiserver passes it on to the client. */
+export interface AdmissionStatus {
+  code: number;
+  reason: string;
+  message: string;
+  details?: { group?: string; kind?: string; name?: string; causes?: StatusCause[] };
+}
+
+export interface AdmissionResponse {
+  uid: string;
+  allowed: boolean;
+  status?: AdmissionStatus;
+  patchType?: 'JSONPatch';
+  /** base64 of the JSON Patch (RFC 6902) document. */
+  patch?: string;
+  warnings?: string[];
+}
+
+export interface AdmissionReview {
+  apiVersion: typeof ADMISSION_API_VERSION;
+  kind: 'AdmissionReview';
+  response: AdmissionResponse;
+}
+
+export type ParsedReview = { ok: true; request: AdmissionRequest } | { ok: false; message: string };
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function optionalString(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * Checks that `body` is an `admission.k8s.io/v1` AdmissionReview with a request and a uid: what
+ * is needed to answer at all. Anything wrong past that point is answered with a denial.
+ */
+export function parseAdmissionReview(body: unknown): ParsedReview {
+  if (!isObject(body)) {
+    return { ok: false, message: 'request body must be an AdmissionReview object' };
+  }
+  if (body.kind !== 'AdmissionReview') {
+    return {
+      ok: false,
+      message: `request body must be an AdmissionReview, got kind ${JSON.stringify(body.kind ?? null)}`,
+    };
+  }
+  if (body.apiVersion !== ADMISSION_API_VERSION) {
+    return {
+      ok: false,
+      message:
+        `AdmissionReview apiVersion ${JSON.stringify(body.apiVersion ?? null)} is not supported; ` +
+        `only ${ADMISSION_API_VERSION} is (set admissionReviewVersions: [v1] in the webhook configuration)`,
+    };
+  }
+  const request = body.request;
+  if (!isObject(request)) return { ok: false, message: 'AdmissionReview has no request object' };
+  if (typeof request.uid !== 'string' || request.uid === '') {
+    return { ok: false, message: 'AdmissionReview request.uid is required (a non-empty string)' };
+  }
+  const kind = isObject(request.kind) ? request.kind : undefined;
+  return {
+    ok: true,
+    request: {
+      uid: request.uid,
+      kind:
+        kind && typeof kind.kind === 'string'
+          ? {
+              group: optionalString(kind.group) ?? '',
+              version: optionalString(kind.version) ?? '',
+              kind: kind.kind,
+            }
+          : undefined,
+      subResource: optionalString(request.subResource),
+      name: optionalString(request.name),
+      namespace: optionalString(request.namespace),
+      operation: optionalString(request.operation),
+      object: request.object ?? undefined,
+      oldObject: request.oldObject ?? undefined,
+      dryRun: request.dryRun === true,
+    },
+  };
+}
+
+export function reviewOf(response: AdmissionResponse): AdmissionReview {
+  return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response };
+}
+
+export function allow(uid: string, extra: Partial<AdmissionResponse> = {}): AdmissionResponse {
+  return { uid, allowed: true, ...extra };
+}
+
+/** A denial that is not about fields: a malformed request (400) or a failed lookup (500). */
+export function deny(
+  uid: string,
+  code: number,
+  reason: string,
+  message: string,
+): AdmissionResponse {
+  return { uid, allowed: false, status: { code, reason, message } };
+}
+
+/**
+ * A denial listing field errors, shaped like the apiserver's own 422 Invalid:
+ * `Cell.kubecell.io "cell1" is invalid: [spec.foo: ..., spec.bar: ...]`.
+ */
+export function denyInvalid(
+  uid: string,
+  kind: string,
+  name: string | undefined,
+  errors: readonly FieldError[],
+): AdmissionResponse {
+  return { uid, allowed: false, status: invalidStatus(kind, name, errors) };
+}
+
+export function invalidStatus(
+  kind: string,
+  name: string | undefined,
+  errors: readonly FieldError[],
+): AdmissionStatus {
+  const list =
+    errors.length === 1
+      ? (errors[0]?.message ?? '')
+      : `[${errors.map((e) => e.message).join(', ')}]`;
+  return {
+    code: 422,
+    reason: 'Invalid',
+    message: `${kind}.${GROUP} ${JSON.stringify(name ?? '')} is invalid: ${list}`,
+    details: {
+      group: GROUP,
+      kind,
+      ...(name !== undefined ? { name } : {}),
+      causes: errors.map((e) => ({ reason: e.reason, message: causeMessage(e), field: e.field })),
+    },
+  };
+}

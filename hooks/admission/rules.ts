@@ -1,0 +1,278 @@
+/**
+ * The admission rules that JSON Schema and CEL cannot express because they need the request's
+ * namespace or other objects (DESIGN.md §4). Each rule is a pure function over what it needs, so
+ * `kubecell validate` can apply the ones it can answer offline; `crossObjectRules` gathers the
+ * inputs through a `ClusterLookup`.
+ *
+ *   - A Cell lives only in the controller namespace.
+ *   - A Cell's spec.managedClusterRef.name and spec.machineProfile.name are immutable while a
+ *     VirtualCluster has resolved the Cell (found by label kubecell.io/cell, confirmed by its
+ *     status.resolved.cell).
+ *   - VirtualClusters and VirtualClusterPlans are created only in namespaces labelled
+ *     kubecell.io/host-namespace=true.
+ *   - A namespace hosts at most one VirtualCluster.
+ *
+ * VirtualCluster refs immutability and the GPUCellPool claim rules are CEL rules of the schemas.
+ */
+import { fieldError, type FieldError } from './field-errors.js';
+import { LABELS, type KindName } from './kinds.js';
+import { LookupError, type ClusterLookup, type VirtualClusterSummary } from './lookup.js';
+
+export const DEFAULT_CONTROLLER_NAMESPACE = 'kubecell-system';
+/** Budget for one lookup: the webhook configuration's timeoutSeconds is 10. */
+export const DEFAULT_LOOKUP_TIMEOUT_MS = 4000;
+/** How many objects a message names before it says "and N more". */
+const MAX_NAMED = 5;
+
+export type Operation = 'CREATE' | 'UPDATE';
+
+export interface RuleInput {
+  operation: Operation;
+  kind: KindName;
+  /** The request's namespace (namespaced kinds). */
+  namespace?: string;
+  object: Record<string, unknown>;
+  /** The stored object, on UPDATE. */
+  oldObject?: Record<string, unknown>;
+  controllerNamespace: string;
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `object.a.b.c` when every step is an object; undefined otherwise. */
+export function pathValue(object: unknown, ...path: string[]): unknown {
+  let value: unknown = object;
+  for (const key of path) {
+    if (!isObject(value)) return undefined;
+    value = value[key];
+  }
+  return value;
+}
+
+function nameOf(object: unknown): string | undefined {
+  const name = pathValue(object, 'metadata', 'name');
+  return typeof name === 'string' && name !== '' ? name : undefined;
+}
+
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** A string usable as a label value (63 characters at most, alphanumeric at both ends). */
+export function isLabelValue(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= 63 && LABEL_VALUE.test(value);
+}
+
+function named(items: readonly string[]): string {
+  const shown = items.slice(0, MAX_NAMED).join(', ');
+  const more = items.length - MAX_NAMED;
+  return more > 0 ? `${shown} and ${more} more` : shown;
+}
+
+// ---------- the rules, pure ----------
+
+/** A Cell outside the controller namespace. */
+export function cellNamespaceError(
+  namespace: string | undefined,
+  controllerNamespace: string,
+): FieldError | undefined {
+  if (namespace === undefined || namespace === controllerNamespace) return undefined;
+  return fieldError(
+    'metadata.namespace',
+    'Invalid value',
+    `a Cell must be created in the KubeCell controller namespace ${JSON.stringify(controllerNamespace)}; ` +
+      `set metadata.namespace: ${controllerNamespace}`,
+    { value: namespace },
+  );
+}
+
+/**
+ * A VirtualCluster or plan in a namespace that is not a host namespace. `labels` is undefined
+ * when the namespace does not exist.
+ */
+export function hostNamespaceError(
+  kind: KindName,
+  namespace: string,
+  labels: Record<string, string> | undefined,
+): FieldError | undefined {
+  const value = labels?.[LABELS.hostNamespace];
+  if (value === 'true') return undefined;
+  const fix = `kubectl label namespace ${namespace} ${LABELS.hostNamespace}=true`;
+  const what = `a ${kind} may only be created in a host namespace, one labelled ${LABELS.hostNamespace}=true`;
+  if (labels === undefined) {
+    return fieldError(
+      'metadata.namespace',
+      'Forbidden',
+      `namespace ${JSON.stringify(namespace)} does not exist: ${what}; a platform administrator ` +
+        `can create and label it with: kubectl create namespace ${namespace} && ${fix}`,
+    );
+  }
+  const current = value === undefined ? '' : ` (its label is ${LABELS.hostNamespace}=${value})`;
+  return fieldError(
+    'metadata.namespace',
+    'Forbidden',
+    `namespace ${JSON.stringify(namespace)} is not a KubeCell host namespace${current}: ${what}; ` +
+      `a platform administrator can label it with: ${fix}${value === undefined ? '' : ' --overwrite'}`,
+  );
+}
+
+/** A second VirtualCluster in a namespace; `others` are the VirtualClusters already there. */
+export function namespaceTakenError(
+  namespace: string,
+  name: string | undefined,
+  others: readonly VirtualClusterSummary[],
+): FieldError | undefined {
+  const existing = others.filter((vc) => vc.metadata.name !== name);
+  if (existing.length === 0) return undefined;
+  const names = existing.map(
+    (vc) =>
+      `${JSON.stringify(vc.metadata.name)}${vc.metadata.deletionTimestamp ? ' (being deleted; retry once it is gone)' : ''}`,
+  );
+  return fieldError(
+    'metadata.namespace',
+    'Forbidden',
+    `namespace ${JSON.stringify(namespace)} already hosts VirtualCluster ${named(names)}: a host ` +
+      `namespace hosts at most one VirtualCluster; create this one in another host namespace`,
+  );
+}
+
+/** The Cell fields that are frozen once a VirtualCluster resolved the Cell. */
+const FROZEN_CELL_FIELDS = [
+  { field: 'spec.managedClusterRef.name', path: ['spec', 'managedClusterRef', 'name'] },
+  { field: 'spec.machineProfile.name', path: ['spec', 'machineProfile', 'name'] },
+] as const;
+
+/** The frozen Cell fields an update changes. */
+export function changedFrozenCellFields(
+  cell: unknown,
+  oldCell: unknown,
+): Array<(typeof FROZEN_CELL_FIELDS)[number]> {
+  return FROZEN_CELL_FIELDS.filter(
+    ({ path }) => pathValue(cell, ...path) !== pathValue(oldCell, ...path),
+  );
+}
+
+/** True when `vc` has resolved the Cell named `name` (and, when both are known, with this UID). */
+export function resolvesCell(vc: VirtualClusterSummary, name: string, uid?: string): boolean {
+  const resolved = vc.status?.resolved?.cell;
+  if (resolved?.name !== name) return false;
+  return uid === undefined || resolved.uid === undefined || resolved.uid === uid;
+}
+
+/** Changes to frozen fields of a Cell that `resolvers` (VirtualClusters) have resolved. */
+export function cellInUseErrors(
+  cell: unknown,
+  oldCell: unknown,
+  resolvers: readonly VirtualClusterSummary[],
+): FieldError[] {
+  if (resolvers.length === 0) return [];
+  const names = resolvers.map((vc) => `${vc.metadata.namespace ?? ''}/${vc.metadata.name}`).sort();
+  return changedFrozenCellFields(cell, oldCell).map(({ field, path }) =>
+    fieldError(
+      field,
+      'Invalid value',
+      `field is immutable while VirtualClusters are placed on this Cell (${named(names)}); it was ` +
+        `${JSON.stringify(pathValue(oldCell, ...path))} when they were resolved: delete those ` +
+        `VirtualClusters first, or create another Cell`,
+      { value: pathValue(cell, ...path) },
+    ),
+  );
+}
+
+// ---------- gathering the inputs ----------
+
+function withTimeout<T>(what: string, timeoutMs: number, run: () => Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new LookupError(what, new Error(`no answer within ${timeoutMs} ms`))),
+      timeoutMs,
+    );
+    run().then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err instanceof LookupError ? err : new LookupError(what, err));
+      },
+    );
+  });
+}
+
+/**
+ * The rules that need only the request. A Cell's namespace is checked on CREATE only: it cannot
+ * change afterwards, and an update must never be blocked by a later change of configuration.
+ */
+export function requestRules(input: RuleInput): FieldError[] {
+  if (input.kind === 'Cell' && input.operation === 'CREATE') {
+    const error = cellNamespaceError(input.namespace, input.controllerNamespace);
+    return error ? [error] : [];
+  }
+  return [];
+}
+
+export interface CrossObjectOptions {
+  lookup: ClusterLookup;
+  timeoutMs?: number;
+}
+
+/**
+ * The rules of one CREATE or UPDATE that read other objects. Lookups are made
+ * only when a rule needs them (a Cell update that leaves its frozen fields alone reads nothing).
+ * Throws a `LookupError` when a lookup fails: the caller must deny, the rule was not checked.
+ */
+export async function crossObjectRules(
+  input: RuleInput,
+  { lookup, timeoutMs = DEFAULT_LOOKUP_TIMEOUT_MS }: CrossObjectOptions,
+): Promise<FieldError[]> {
+  const errors: FieldError[] = [];
+  const push = (error: FieldError | undefined): void => {
+    if (error) errors.push(error);
+  };
+  const { kind, operation, object, namespace } = input;
+  const name = nameOf(object);
+
+  if (kind === 'Cell') {
+    if (operation === 'UPDATE' && input.oldObject !== undefined) {
+      const oldObject = input.oldObject;
+      const cellName = nameOf(oldObject) ?? name;
+      if (changedFrozenCellFields(object, oldObject).length > 0 && isLabelValue(cellName)) {
+        const selector = `${LABELS.cell}=${cellName}`;
+        const candidates = await withTimeout(
+          `listing VirtualClusters with label ${selector}`,
+          timeoutMs,
+          () => lookup.listVirtualClusters({ labelSelector: selector }),
+        );
+        const uid = pathValue(oldObject, 'metadata', 'uid');
+        const resolvers = candidates.filter((vc) =>
+          resolvesCell(vc, cellName, typeof uid === 'string' ? uid : undefined),
+        );
+        errors.push(...cellInUseErrors(object, oldObject, resolvers));
+      }
+    }
+  }
+
+  if ((kind === 'VirtualCluster' || kind === 'VirtualClusterPlan') && operation === 'CREATE') {
+    if (namespace !== undefined) {
+      // Both lookups at once: the webhook's whole budget is timeoutSeconds (10).
+      const [labels, others] = await Promise.all([
+        withTimeout(`reading Namespace ${JSON.stringify(namespace)}`, timeoutMs, () =>
+          lookup.namespaceLabels(namespace),
+        ),
+        kind === 'VirtualCluster'
+          ? withTimeout(
+              `listing VirtualClusters in namespace ${JSON.stringify(namespace)}`,
+              timeoutMs,
+              () => lookup.listVirtualClusters({ namespace }),
+            )
+          : undefined,
+      ]);
+      push(hostNamespaceError(kind, namespace, labels));
+      if (others !== undefined) push(namespaceTakenError(namespace, name, others));
+    }
+  }
+  return errors;
+}

@@ -1,0 +1,198 @@
+/**
+ * The HTTPS listener of the admission webhooks, with a certificate that is reloaded when its
+ * files change. cert-manager renews the Secret in place and the kubelet swaps the mounted files
+ * atomically (a symlink flip) within a minute or two; the server polls the files' content and
+ * installs a new pair with `tls.Server#setSecureContext`, so renewals need no restart and
+ * connections already open keep working. A new pair that cannot be loaded (a key that does not
+ * match its certificate, half-written files) is logged and ignored until the files change again;
+ * the previous certificate stays in use.
+ */
+import { X509Certificate, createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:https';
+import type { RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createSecureContext } from 'node:tls';
+import type { Logger } from '../server/logger.js';
+
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
+}
+
+/** How often the files are read for changes. */
+export const DEFAULT_TLS_POLL_INTERVAL_MS = 10_000;
+const MIN_TLS_VERSION = 'TLSv1.2';
+
+export interface WebhookServerOptions {
+  app: RequestListener;
+  port: number;
+  /** Interface to listen on; all when absent. */
+  host?: string;
+  tls: TlsFiles;
+  logger: Logger;
+  pollIntervalMs?: number;
+}
+
+export interface WebhookServer {
+  server: Server;
+  /** The port actually listened on (useful with port 0). */
+  port: number;
+  /** Reads the files now and installs them if they changed; true when a new pair is in use. */
+  reload(): Promise<boolean>;
+  /** Stops polling, stops accepting connections, and resolves once open ones are done. */
+  close(): Promise<void>;
+  /** Closes every connection at once (the shutdown deadline). */
+  closeAllConnections(): void;
+}
+
+interface KeyPair {
+  cert: string;
+  key: string;
+}
+
+export class TlsError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'TlsError';
+  }
+}
+
+async function readPair(files: TlsFiles): Promise<KeyPair> {
+  const read = async (file: string, what: string): Promise<string> => {
+    try {
+      return await readFile(file, 'utf8');
+    } catch (err) {
+      throw new TlsError(`cannot read the webhook TLS ${what} ${file}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  };
+  const [cert, key] = await Promise.all([
+    read(files.certFile, 'certificate (KUBECELL_TLS_CERT_FILE)'),
+    read(files.keyFile, 'key (KUBECELL_TLS_KEY_FILE)'),
+  ]);
+  return { cert, key };
+}
+
+/** Throws a TlsError unless the pair loads (valid PEM, key matching the certificate). */
+function checkPair(pair: KeyPair, files: TlsFiles): void {
+  try {
+    createSecureContext({ ...pair, minVersion: MIN_TLS_VERSION });
+  } catch (err) {
+    throw new TlsError(
+      `the webhook certificate ${files.certFile} and key ${files.keyFile} cannot be used: ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
+}
+
+/** What is logged about a certificate: never the key, only public facts. */
+export function describeCertificate(pem: string): Record<string, string> {
+  try {
+    const cert = new X509Certificate(pem);
+    return {
+      subject: cert.subject.replace(/\n/g, ', '),
+      subjectAltName: cert.subjectAltName ?? '',
+      notAfter: new Date(cert.validTo).toISOString(),
+      sha256: cert.fingerprint256,
+    };
+  } catch {
+    return { sha256: createHash('sha256').update(pem).digest('hex') };
+  }
+}
+
+/** Starts the HTTPS server; rejects with a TlsError or the listen error when it cannot serve. */
+export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
+  const { tls: files, logger } = options;
+  let current = await readPair(files);
+  checkPair(current, files);
+
+  const server = createServer({ ...current, minVersion: MIN_TLS_VERSION }, options.app);
+  // The apiserver keeps idle connections to webhooks for 90 s; outlive them (see hooks/main.ts).
+  server.keepAliveTimeout = 95_000;
+  server.headersTimeout = 96_000;
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.listen(options.port, options.host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+
+  let lastRejected: string | undefined;
+  let busy: Promise<boolean> | undefined;
+
+  const reloadNow = async (): Promise<boolean> => {
+    let next: KeyPair;
+    try {
+      next = await readPair(files);
+    } catch (err) {
+      // Mid-swap, a file can be briefly missing; the next poll sees the new one.
+      const message = (err as Error).message;
+      if (message !== lastRejected)
+        logger.warn('webhook certificate not reloaded', { error: message });
+      lastRejected = message;
+      return false;
+    }
+    if (next.cert === current.cert && next.key === current.key) return false;
+    const fingerprint = createHash('sha256').update(next.cert).update(next.key).digest('hex');
+    try {
+      checkPair(next, files);
+      server.setSecureContext({ ...next, minVersion: MIN_TLS_VERSION });
+    } catch (err) {
+      if (fingerprint !== lastRejected) {
+        logger.warn('webhook certificate not reloaded; still serving the previous one', {
+          error: (err as Error).message,
+        });
+      }
+      lastRejected = fingerprint;
+      return false;
+    }
+    current = next;
+    lastRejected = undefined;
+    logger.info('webhook certificate reloaded', {
+      certFile: files.certFile,
+      ...describeCertificate(next.cert),
+    });
+    return true;
+  };
+
+  const reload = (): Promise<boolean> => {
+    busy ??= reloadNow().finally(() => {
+      busy = undefined;
+    });
+    return busy;
+  };
+
+  const timer = setInterval(() => {
+    void reload();
+  }, options.pollIntervalMs ?? DEFAULT_TLS_POLL_INTERVAL_MS);
+  timer.unref();
+
+  const port = (server.address() as AddressInfo).port;
+  logger.info('admission webhook listening', {
+    port,
+    certFile: files.certFile,
+    keyFile: files.keyFile,
+    ...describeCertificate(current.cert),
+  });
+
+  return {
+    server,
+    port,
+    reload,
+    close() {
+      clearInterval(timer);
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+    },
+    closeAllConnections() {
+      server.closeAllConnections();
+    },
+  };
+}
