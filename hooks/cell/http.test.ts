@@ -52,4 +52,17 @@ describe('Cell hooks over HTTP', () => {
     const response = await request(app).post('/hooks/cell/sync').send({ children: {} }).expect(400);
     expect(JSON.stringify(response.body)).to.contain('parent');
   });
+
+  it('answers 400 naming the field when the Cell spec breaks its schema, and changes nothing', async () => {
+    const { app } = await productApp(NOW);
+    const broken = cell();
+    delete (broken.spec as Partial<typeof broken.spec>).managedClusterRef;
+    const response = await request(app)
+      .post('/hooks/cell/sync')
+      .send({ parent: broken, children: {}, related: {}, finalizing: false })
+      .expect(400);
+    expect(response.body.error).to.equal(
+      'Cell kubecell-system/cell1 is invalid: spec.managedClusterRef: Required value',
+    );
+  });
 });

@@ -9,6 +9,7 @@
  *   GET  /readyz                   readiness: listening and not shutting down
  *   GET  /metrics                  Prometheus text format
  */
+import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { isJsonObject, summarizeProblems } from '../metacontroller/json.js';
 import { checkResponse } from '../metacontroller/response-shape.js';
@@ -195,6 +196,10 @@ async function runHook(req: Request, res: Response): Promise<void> {
   try {
     response = await prepared.value();
   } catch (err) {
+    if (err instanceof InvalidHookInputError) {
+      fail(res, 400, err.message);
+      return;
+    }
     call.stack = err instanceof Error ? err.stack : undefined;
     fail(res, 500, errorMessage(err));
     return;

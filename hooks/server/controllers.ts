@@ -9,6 +9,7 @@ import { loadPlanConfig } from '../plan/config.js';
 import { createPlanHooks } from '../plan/hooks.js';
 import { systemClock, type Clock } from '../status/clock.js';
 import type { HookRegistry } from './registry.js';
+import { withValidParents } from './valid-parent.js';
 
 export interface ControllerDependencies {
   /** Controller settings come from the environment, like the server's own. */
@@ -20,10 +21,13 @@ export function registerControllers(
   registry: HookRegistry,
   { env, clock }: ControllerDependencies = { env: process.env, clock: systemClock },
 ): HookRegistry {
-  registry.registerComposite<Cell>('cell', cellHooks(cellConfigFromEnv(env), clock));
+  registry.registerComposite<Cell>(
+    'cell',
+    withValidParents('Cell', cellHooks(cellConfigFromEnv(env), clock)),
+  );
   registry.registerComposite<VirtualClusterPlan>(
     'plan',
-    createPlanHooks({ config: loadPlanConfig(env), clock }),
+    withValidParents('VirtualClusterPlan', createPlanHooks({ config: loadPlanConfig(env), clock })),
   );
   return registry;
 }
