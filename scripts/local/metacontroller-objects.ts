@@ -1,0 +1,117 @@
+// The Metacontroller objects of metacontroller/ for the local instance: their hooks point at the
+// in-cluster Service (http://kubecell-hooks.kubecell-system/...), which a control plane without
+// kubelet, kube-proxy or DNS cannot reach, so they are rewritten to the local hook server.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+
+/** The in-cluster hook server's base URL, with or without the Service's domain and a port. */
+export const IN_CLUSTER_HOOK_BASE =
+  /^https?:\/\/kubecell-hooks\.kubecell-system(?:\.svc(?:\.cluster\.local)?)?(?::\d+)?(?=\/|$)/;
+
+const HOOK_SERVICE = { name: 'kubecell-hooks', namespace: 'kubecell-system' };
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export interface RewrittenObjects {
+  /** The objects with every KubeCell hook pointing at the local hook server. */
+  objects: Json[];
+  /** `<kind>/<name> <path>: <old> -> <new>` for every hook rewritten. */
+  rewritten: string[];
+  /** Hooks that point elsewhere and were left alone, as `<kind>/<name> <path>: <target>`. */
+  foreign: string[];
+}
+
+/** Every document of every `*.yaml`/`*.yml` file in `dir`, in file-name order. */
+export function readMetacontrollerObjects(dir: string): Json[] {
+  const files = readdirSync(dir)
+    .filter((file) => /\.ya?ml$/.test(file))
+    .sort();
+  const objects: Json[] = [];
+  for (const file of files) {
+    for (const document of parseAllDocuments(readFileSync(path.join(dir, file), 'utf8'))) {
+      if (document.errors.length > 0) {
+        throw new Error(
+          `${path.join(dir, file)}: ${document.errors[0]?.message ?? 'invalid YAML'}`,
+        );
+      }
+      const object = document.toJS() as Json;
+      if (object !== null) objects.push(object);
+    }
+  }
+  return objects;
+}
+
+function isObject(value: Json | undefined): value is { [key: string]: Json } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describeObject(object: Json): string {
+  if (!isObject(object)) return '(not an object)';
+  const metadata = object.metadata;
+  const name = isObject(metadata) && typeof metadata.name === 'string' ? metadata.name : '?';
+  return `${typeof object.kind === 'string' ? object.kind : '?'}/${name}`;
+}
+
+/**
+ * Points every webhook of KubeCell's hook server (by URL or by Service reference) at `baseUrl`,
+ * e.g. `http://127.0.0.1:40123`, keeping the path. The input is not modified.
+ */
+export function rewriteHookUrls(objects: readonly unknown[], baseUrl: string): RewrittenObjects {
+  const base = baseUrl.replace(/\/+$/, '');
+  const rewritten: string[] = [];
+  const foreign: string[] = [];
+  const copies = structuredClone(objects) as Json[];
+  for (const object of copies) {
+    const owner = describeObject(object);
+    const visit = (node: Json, at: string): void => {
+      if (Array.isArray(node)) {
+        node.forEach((item, index) => visit(item, `${at}[${index}]`));
+        return;
+      }
+      if (!isObject(node)) return;
+      for (const [key, value] of Object.entries(node)) {
+        const here = at === '' ? key : `${at}.${key}`;
+        if (key === 'webhook' && isObject(value)) {
+          rewriteWebhook(value, here);
+        } else {
+          visit(value, here);
+        }
+      }
+    };
+    const rewriteWebhook = (webhook: { [key: string]: Json }, at: string): void => {
+      if (typeof webhook.url === 'string') {
+        if (IN_CLUSTER_HOOK_BASE.test(webhook.url)) {
+          const target = webhook.url.replace(IN_CLUSTER_HOOK_BASE, base);
+          rewritten.push(`${owner} ${at}: ${webhook.url} -> ${target}`);
+          webhook.url = target;
+        } else {
+          foreign.push(`${owner} ${at}: ${webhook.url}`);
+        }
+        return;
+      }
+      const service = webhook.service;
+      if (
+        isObject(service) &&
+        service.name === HOOK_SERVICE.name &&
+        (service.namespace === undefined || service.namespace === HOOK_SERVICE.namespace)
+      ) {
+        const hookPath = typeof webhook.path === 'string' ? webhook.path : '';
+        const target = `${base}${hookPath.startsWith('/') || hookPath === '' ? '' : '/'}${hookPath}`;
+        rewritten.push(`${owner} ${at}: service ${HOOK_SERVICE.name} ${hookPath} -> ${target}`);
+        delete webhook.service;
+        delete webhook.path;
+        webhook.url = target;
+        return;
+      }
+      foreign.push(`${owner} ${at}: ${JSON.stringify(webhook)}`);
+    };
+    visit(object, '');
+  }
+  return { objects: copies, rewritten, foreign };
+}
+
+/** A multi-document YAML stream, e.g. for `kubectl apply -f -`. */
+export function toYamlStream(objects: readonly unknown[]): string {
+  return objects.map((object) => stringify(object)).join('---\n');
+}
