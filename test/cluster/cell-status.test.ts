@@ -3,8 +3,7 @@
 // proxy refuses it), so this test does not drive a sync loop: it lists the related objects with
 // kubectl, calls the pure sync functions, and writes the status they return.
 import { expect } from 'chai';
-import { stringify } from 'yaml';
-import { DEFAULT_CELL_CONFIG } from '../../hooks/cell/config.js';
+import { DEFAULT_CELL_CONFIG, type CellControllerConfig } from '../../hooks/cell/config.js';
 import { cellRelatedResources } from '../../hooks/cell/customize.js';
 import { syncCell } from '../../hooks/cell/hooks.js';
 import type {
@@ -16,23 +15,23 @@ import type {
 import { loadPlanConfig } from '../../hooks/plan/config.js';
 import { customizePlan } from '../../hooks/plan/customize.js';
 import { syncPlan } from '../../hooks/plan/sync.js';
-import { listRelated } from './related-objects.js';
 import type { ControlPlane } from './control-plane.js';
-import { installKubeCellApi, kubectlOk } from './kubecell.js';
+import { applyObject, getObject, installKubeCellApi, kubectlOk, writeStatus } from './kubecell.js';
+import { listRelated } from './related-objects.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getCluster } from './shared-cluster.js';
 
 const CLUSTER_NAME = 'status-test-cluster';
 const PROFILE = 'status-test-a100';
+const CELL = 'status-test';
+const CONTROLLER_NAMESPACE = 'kubecell-system';
 
-const cellManifest = {
-  apiVersion: 'kubecell.io/v1alpha1',
-  kind: 'Cell',
-  metadata: { name: 'status-test', namespace: 'kubecell-system' },
-  spec: {
-    managedClusterRef: { name: CLUSTER_NAME },
-    machineProfile: { name: PROFILE, devices: [{ name: 'gpu', resourceName: 'nvidia.com/gpu' }] },
-  },
-};
+const readyCondition = (type: string, reason: string) => ({
+  type,
+  status: 'True',
+  reason,
+  message: reason,
+  lastTransitionTime: '2026-11-30T00:00:00Z',
+});
 
 describe('Cell status from objects served by the real apiserver', function () {
   let cluster: ControlPlane;
@@ -43,91 +42,57 @@ describe('Cell status from objects served by the real apiserver', function () {
     await installKubeCellApi(cluster);
     // The test plays OCM and the kubelet: a ManagedCluster, its lease, two profile Nodes.
     await kubectlOk(cluster, ['create', 'namespace', CLUSTER_NAME]);
-    await kubectlOk(
-      cluster,
-      ['apply', '-f', '-'],
-      stringify({
-        apiVersion: 'cluster.open-cluster-management.io/v1',
-        kind: 'ManagedCluster',
-        metadata: { name: CLUSTER_NAME },
-        spec: { hubAcceptsClient: true, leaseDurationSeconds: 60 },
-      }),
-    );
-    await kubectlOk(cluster, [
-      'patch',
-      'managedcluster',
-      CLUSTER_NAME,
-      '--subresource=status',
-      '--type=merge',
-      '-p',
-      JSON.stringify({
-        status: {
-          conditions: [
-            {
-              type: 'ManagedClusterJoined',
-              status: 'True',
-              reason: 'Joined',
-              message: 'joined',
-              lastTransitionTime: '2026-11-30T00:00:00Z',
-            },
-            {
-              type: 'ManagedClusterConditionAvailable',
-              status: 'True',
-              reason: 'Available',
-              message: 'available',
-              lastTransitionTime: '2026-11-30T00:00:00Z',
-            },
-          ],
-        },
-      }),
-    ]);
+    await applyObject(cluster, {
+      apiVersion: 'cluster.open-cluster-management.io/v1',
+      kind: 'ManagedCluster',
+      metadata: { name: CLUSTER_NAME },
+      spec: { hubAcceptsClient: true, leaseDurationSeconds: 60 },
+    });
+    await writeStatus(cluster, 'managedcluster', CLUSTER_NAME, undefined, {
+      conditions: [
+        readyCondition('ManagedClusterJoined', 'Joined'),
+        readyCondition('ManagedClusterConditionAvailable', 'Available'),
+      ],
+    });
     for (const name of ['status-test-n1', 'status-test-n2']) {
-      await kubectlOk(
-        cluster,
-        ['apply', '-f', '-'],
-        stringify({
-          apiVersion: 'v1',
-          kind: 'Node',
-          metadata: {
-            name,
-            labels: { 'kubecell.io/machine-profile': PROFILE },
-            annotations: { 'capacity.topolvm.io/00default': '100Gi' },
+      await applyObject(cluster, {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: {
+          name,
+          labels: { 'kubecell.io/machine-profile': PROFILE },
+          annotations: { 'capacity.topolvm.io/00default': '100Gi' },
+        },
+      });
+      await writeStatus(cluster, 'node', name, undefined, {
+        capacity: { cpu: '32', memory: '256Gi', 'nvidia.com/gpu': '4', pods: '110' },
+        allocatable: { cpu: '31500m', memory: '250Gi', 'nvidia.com/gpu': '4', pods: '110' },
+        conditions: [
+          {
+            ...readyCondition('Ready', 'KubeletReady'),
+            lastHeartbeatTime: new Date().toISOString(),
           },
-        }),
-      );
-      await kubectlOk(cluster, [
-        'patch',
-        'node',
-        name,
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        JSON.stringify({
-          status: {
-            capacity: { cpu: '32', memory: '256Gi', 'nvidia.com/gpu': '4', pods: '110' },
-            allocatable: { cpu: '31500m', memory: '250Gi', 'nvidia.com/gpu': '4', pods: '110' },
-            conditions: [
-              {
-                type: 'Ready',
-                status: 'True',
-                reason: 'KubeletReady',
-                message: 'ready',
-                lastHeartbeatTime: new Date().toISOString(),
-                lastTransitionTime: new Date().toISOString(),
-              },
-            ],
-          },
-        }),
-      ]);
+        ],
+      });
     }
-    await kubectlOk(cluster, ['apply', '-f', '-'], stringify(cellManifest));
+    await applyObject(cluster, {
+      apiVersion: 'kubecell.io/v1alpha1',
+      kind: 'Cell',
+      metadata: { name: CELL, namespace: CONTROLLER_NAMESPACE },
+      spec: {
+        managedClusterRef: { name: CLUSTER_NAME },
+        machineProfile: {
+          name: PROFILE,
+          devices: [{ name: 'gpu', resourceName: 'nvidia.com/gpu' }],
+        },
+      },
+    });
   });
 
   async function renewLease(renewTime: Date): Promise<void> {
-    await kubectlOk(
+    await applyObject(
       cluster,
-      ['apply', '--server-side', '--field-manager=ocm-agent', '-f', '-'],
-      stringify({
+      {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
         metadata: { name: 'managed-cluster-lease', namespace: CLUSTER_NAME },
@@ -136,61 +101,64 @@ describe('Cell status from objects served by the real apiserver', function () {
           leaseDurationSeconds: 60,
           renewTime: renewTime.toISOString().replace('Z', '000Z'),
         },
-      }),
+      },
+      'ocm-agent',
     );
   }
 
-  async function syncAndWrite(now: Date): Promise<CellStatus> {
-    const cell = JSON.parse(
-      await kubectlOk(cluster, [
-        'get',
-        'cell',
-        '-n',
-        'kubecell-system',
-        'status-test',
-        '-o',
-        'json',
-      ]),
-    ) as Cell;
-    const response = syncCell(
-      {
-        parent: cell,
-        children: {},
-        related: await listRelated(cluster, cellRelatedResources(cell, DEFAULT_CELL_CONFIG)),
-        finalizing: false,
-      },
-      DEFAULT_CELL_CONFIG,
+  async function syncCellAndWrite(
+    now: Date,
+    config: CellControllerConfig = DEFAULT_CELL_CONFIG,
+  ): Promise<CellStatus> {
+    const cell = await getObject<Cell>(cluster, 'cell', CELL, CONTROLLER_NAMESPACE);
+    const related = await listRelated(cluster, cellRelatedResources(cell, config));
+    const { status } = syncCell(
+      { parent: cell, children: {}, related, finalizing: false },
+      config,
       now,
     );
-    await kubectlOk(cluster, [
-      'patch',
-      'cell',
-      '-n',
-      'kubecell-system',
-      'status-test',
-      '--subresource=status',
-      '--type=merge',
-      '-p',
-      JSON.stringify({ status: response.status }),
-    ]);
-    return JSON.parse(
-      await kubectlOk(cluster, [
-        'get',
-        'cell',
-        '-n',
-        'kubecell-system',
-        'status-test',
-        '-o',
-        'jsonpath={.status}',
-      ]),
-    ) as CellStatus;
+    return writeStatus<CellStatus>(cluster, 'cell', CELL, CONTROLLER_NAMESPACE, status);
   }
+
+  async function planAndWrite(
+    name: string,
+    namespace: string,
+    className: string,
+    now: Date,
+  ): Promise<VirtualClusterPlanStatus> {
+    await applyObject(cluster, {
+      apiVersion: 'kubecell.io/v1alpha1',
+      kind: 'VirtualClusterPlan',
+      metadata: { name, namespace },
+      spec: { cellRef: { name: CELL }, classRef: { name: className } },
+    });
+    const plan = await getObject<VirtualClusterPlan>(cluster, 'vcp', name, namespace);
+    const rules = customizePlan(
+      { parent: plan },
+      { cellNamespace: CONTROLLER_NAMESPACE },
+    ).relatedResources;
+    const related = await listRelated(cluster, rules);
+    const { status } = syncPlan(
+      { parent: plan, children: {}, related, finalizing: false },
+      loadPlanConfig({}),
+      now,
+    );
+    return writeStatus<VirtualClusterPlanStatus>(cluster, 'vcp', name, namespace, status);
+  }
+
+  const applyClass = (name: string, workloadHard: Record<string, string>) =>
+    applyObject(cluster, {
+      apiVersion: 'kubecell.io/v1alpha1',
+      kind: 'VirtualNodeClass',
+      metadata: { name },
+      spec: { storageClassName: 'topolvm-provisioner', entitlement: { workloadHard } },
+    });
 
   it('reads a fresh lease and real Nodes, and the apiserver stores the whole status', async function () {
     this.timeout(60_000);
     const now = new Date();
     await renewLease(now);
-    const stored = await syncAndWrite(now);
+    const stored = await syncCellAndWrite(now);
     expect(stored.managedCluster).to.include({
       name: CLUSTER_NAME,
       joined: true,
@@ -205,8 +173,8 @@ describe('Cell status from objects served by the real apiserver', function () {
       'get',
       'cells',
       '-n',
-      'kubecell-system',
-      'status-test',
+      CONTROLLER_NAMESPACE,
+      CELL,
       '--no-headers',
     ]);
     expect(columns).to.contain('Provisioning');
@@ -216,7 +184,7 @@ describe('Cell status from objects served by the real apiserver', function () {
     this.timeout(60_000);
     const now = new Date();
     await renewLease(new Date(now.getTime() - 301_000));
-    const stored = await syncAndWrite(now);
+    const stored = await syncCellAndWrite(now);
     expect(stored.phase).to.equal('Degraded');
     expect(stored.conditions?.find((c) => c.type === 'LeaseFresh')).to.include({
       status: 'False',
@@ -228,66 +196,9 @@ describe('Cell status from objects served by the real apiserver', function () {
     this.timeout(60_000);
     const now = new Date();
     await renewLease(now);
-    await syncAndWrite(now);
-    await kubectlOk(
-      cluster,
-      ['apply', '-f', '-'],
-      stringify({
-        apiVersion: 'kubecell.io/v1alpha1',
-        kind: 'VirtualNodeClass',
-        metadata: { name: 'status-test-too-big' },
-        spec: {
-          storageClassName: 'topolvm-provisioner',
-          entitlement: { workloadHard: { 'requests.nvidia.com/gpu': '9' } },
-        },
-      }),
-    );
-    const plan = {
-      apiVersion: 'kubecell.io/v1alpha1',
-      kind: 'VirtualClusterPlan',
-      metadata: { name: 'status-test-plan', namespace: 'tenant-a' },
-      spec: { cellRef: { name: 'status-test' }, classRef: { name: 'status-test-too-big' } },
-    };
-    await kubectlOk(cluster, ['apply', '-f', '-'], stringify(plan));
-    const stored = JSON.parse(
-      await kubectlOk(cluster, ['get', 'vcp', '-n', 'tenant-a', 'status-test-plan', '-o', 'json']),
-    ) as VirtualClusterPlan;
-    const rules = customizePlan(
-      { parent: stored },
-      { cellNamespace: 'kubecell-system' },
-    ).relatedResources;
-    const response = syncPlan(
-      {
-        parent: stored,
-        children: {},
-        related: await listRelated(cluster, rules),
-        finalizing: false,
-      },
-      loadPlanConfig({}),
-      now,
-    );
-    await kubectlOk(cluster, [
-      'patch',
-      'vcp',
-      '-n',
-      'tenant-a',
-      'status-test-plan',
-      '--subresource=status',
-      '--type=merge',
-      '-p',
-      JSON.stringify({ status: response.status }),
-    ]);
-    const written = JSON.parse(
-      await kubectlOk(cluster, [
-        'get',
-        'vcp',
-        '-n',
-        'tenant-a',
-        'status-test-plan',
-        '-o',
-        'jsonpath={.status}',
-      ]),
-    ) as VirtualClusterPlanStatus;
+    await syncCellAndWrite(now);
+    await applyClass('status-test-too-big', { 'requests.nvidia.com/gpu': '9' });
+    const written = await planAndWrite('status-test-plan', 'tenant-a', 'status-test-too-big', now);
     expect(written.decision).to.equal('Rejected');
     const gpu = written.checks?.find(
       (check) => check.name === 'Capacity' && check.resource === 'nvidia.com/gpu',
@@ -307,177 +218,48 @@ describe('Cell status from objects served by the real apiserver', function () {
     ])) {
       await cluster.kubectl(['create', 'namespace', namespace]);
     }
-    const template = (app: string) => ({
-      selector: { matchLabels: { app } },
-      template: {
-        metadata: { labels: { app } },
-        spec: { containers: [{ name: app, image: `example.invalid/${app}:v1.1.0` }] },
+    const workload = (kind: string, where: { namespace: string; name: string }) => ({
+      apiVersion: 'apps/v1',
+      kind,
+      metadata: where,
+      spec: {
+        selector: { matchLabels: { app: where.name } },
+        template: {
+          metadata: { labels: { app: where.name } },
+          spec: {
+            containers: [{ name: where.name, image: `example.invalid/${where.name}:v1.1.0` }],
+          },
+        },
       },
     });
-    await kubectlOk(
-      cluster,
-      ['apply', '-f', '-'],
-      stringify({
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: k3kController,
-        spec: template('k3k'),
-      }),
-    );
-    await kubectlOk(cluster, [
-      'patch',
-      'deployment',
-      '-n',
-      k3kController.namespace,
-      k3kController.name,
-      '--subresource=status',
-      '--type=merge',
-      '-p',
-      JSON.stringify({
-        status: {
-          replicas: 1,
-          readyReplicas: 1,
-          availableReplicas: 1,
-          conditions: [
-            {
-              type: 'Available',
-              status: 'True',
-              reason: 'MinimumReplicasAvailable',
-              message: 'ok',
-            },
-          ],
-        },
-      }),
-    ]);
+    await applyObject(cluster, workload('Deployment', k3kController));
+    await writeStatus(cluster, 'deployment', k3kController.name, k3kController.namespace, {
+      replicas: 1,
+      readyReplicas: 1,
+      availableReplicas: 1,
+      conditions: [
+        { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'ok' },
+      ],
+    });
     for (const daemonSet of [cniDaemonSet, topolvmNodeDaemonSet]) {
-      await kubectlOk(
-        cluster,
-        ['apply', '-f', '-'],
-        stringify({
-          apiVersion: 'apps/v1',
-          kind: 'DaemonSet',
-          metadata: daemonSet,
-          spec: template(daemonSet.name),
-        }),
-      );
-      await kubectlOk(cluster, [
-        'patch',
-        'daemonset',
-        '-n',
-        daemonSet.namespace,
-        daemonSet.name,
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        JSON.stringify({
-          status: {
-            desiredNumberScheduled: 2,
-            numberReady: 2,
-            currentNumberScheduled: 2,
-            numberMisscheduled: 0,
-          },
-        }),
-      ]);
+      await applyObject(cluster, workload('DaemonSet', daemonSet));
+      await writeStatus(cluster, 'daemonset', daemonSet.name, daemonSet.namespace, {
+        desiredNumberScheduled: 2,
+        numberReady: 2,
+        currentNumberScheduled: 2,
+        numberMisscheduled: 0,
+      });
     }
     const now = new Date();
     await renewLease(now);
-    const cell = JSON.parse(
-      await kubectlOk(cluster, [
-        'get',
-        'cell',
-        '-n',
-        'kubecell-system',
-        'status-test',
-        '-o',
-        'json',
-      ]),
-    ) as Cell;
-    const cellResponse = syncCell(
-      {
-        parent: cell,
-        children: {},
-        related: await listRelated(cluster, cellRelatedResources(cell, config)),
-        finalizing: false,
-      },
-      config,
-      now,
-    );
-    await kubectlOk(cluster, [
-      'patch',
-      'cell',
-      '-n',
-      'kubecell-system',
-      'status-test',
-      '--subresource=status',
-      '--type=merge',
-      '-p',
-      JSON.stringify({ status: cellResponse.status }),
-    ]);
-    expect((cellResponse.status as CellStatus).phase).to.equal('Ready');
+    expect((await syncCellAndWrite(now, config)).phase).to.equal('Ready');
 
-    await kubectlOk(
-      cluster,
-      ['apply', '-f', '-'],
-      stringify({
-        apiVersion: 'kubecell.io/v1alpha1',
-        kind: 'VirtualNodeClass',
-        metadata: { name: 'status-test-fits' },
-        spec: {
-          storageClassName: 'topolvm-provisioner',
-          entitlement: {
-            workloadHard: {
-              'requests.cpu': '8',
-              'requests.nvidia.com/gpu': '2',
-              'requests.storage': '50Gi',
-            },
-          },
-        },
-      }),
-    );
-    await kubectlOk(
-      cluster,
-      ['apply', '-f', '-'],
-      stringify({
-        apiVersion: 'kubecell.io/v1alpha1',
-        kind: 'VirtualClusterPlan',
-        metadata: { name: 'status-test-fits', namespace: 'tenant-b' },
-        spec: { cellRef: { name: 'status-test' }, classRef: { name: 'status-test-fits' } },
-      }),
-    );
-    const plan = JSON.parse(
-      await kubectlOk(cluster, ['get', 'vcp', '-n', 'tenant-b', 'status-test-fits', '-o', 'json']),
-    ) as VirtualClusterPlan;
-    const rules = customizePlan(
-      { parent: plan },
-      { cellNamespace: 'kubecell-system' },
-    ).relatedResources;
-    const response = syncPlan(
-      { parent: plan, children: {}, related: await listRelated(cluster, rules), finalizing: false },
-      loadPlanConfig({}),
-      now,
-    );
-    await kubectlOk(cluster, [
-      'patch',
-      'vcp',
-      '-n',
-      'tenant-b',
-      'status-test-fits',
-      '--subresource=status',
-      '--type=merge',
-      '-p',
-      JSON.stringify({ status: response.status }),
-    ]);
-    const written = JSON.parse(
-      await kubectlOk(cluster, [
-        'get',
-        'vcp',
-        '-n',
-        'tenant-b',
-        'status-test-fits',
-        '-o',
-        'jsonpath={.status}',
-      ]),
-    ) as VirtualClusterPlanStatus;
+    await applyClass('status-test-fits', {
+      'requests.cpu': '8',
+      'requests.nvidia.com/gpu': '2',
+      'requests.storage': '50Gi',
+    });
+    const written = await planAndWrite('status-test-fits', 'tenant-b', 'status-test-fits', now);
     expect(written.decision, JSON.stringify(written.checks)).to.equal('Accepted');
   });
 });

@@ -53,3 +53,49 @@ export async function kubectlOk(
   }
   return result.stdout;
 }
+
+/** An object as the apiserver serves it. */
+export async function getObject<T>(
+  cluster: ControlPlane,
+  resource: string,
+  name: string,
+  namespace?: string,
+): Promise<T> {
+  const scope = namespace ? ['-n', namespace] : [];
+  return JSON.parse(await kubectlOk(cluster, ['get', resource, name, ...scope, '-o', 'json'])) as T;
+}
+
+/** Writes `status` through the status subresource, as a controller does, and reads it back. */
+export async function writeStatus<T>(
+  cluster: ControlPlane,
+  resource: string,
+  name: string,
+  namespace: string | undefined,
+  status: unknown,
+): Promise<T> {
+  const scope = namespace ? ['-n', namespace] : [];
+  await kubectlOk(cluster, [
+    'patch',
+    resource,
+    name,
+    ...scope,
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ status }),
+  ]);
+  return (await getObject<{ status: T }>(cluster, resource, name, namespace)).status;
+}
+
+/** Applies one object given as JSON (server-side, so the field manager is explicit). */
+export async function applyObject(
+  cluster: ControlPlane,
+  object: unknown,
+  fieldManager = 'kubecell-tests',
+): Promise<void> {
+  await kubectlOk(
+    cluster,
+    ['apply', '--server-side', '--force-conflicts', `--field-manager=${fieldManager}`, '-f', '-'],
+    JSON.stringify(object),
+  );
+}
