@@ -3,6 +3,7 @@
 // an in-process server, and the webhook's lookups read that same apiserver. The configurations
 // are registered under names of their own and select only objects labelled with this run's id,
 // so the shared cluster's other tests are unaffected.
+import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -13,7 +14,6 @@ import { installKubeCellApi, kubectlOk } from '../../test/cluster/kubecell.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getCluster } from '../../test/cluster/shared-cluster.js';
 import { captureLogger } from '../server/test-support.js';
 import { createAdmissionApp } from './app.js';
-import { createApiClient, kubeconfigConnection } from './kube-api.js';
 import { createKubernetesLookup } from './lookup.js';
 import { REPO_ROOT, selfSignedCertificate, type Json } from './test-support.js';
 import { startWebhookServer, type WebhookServer } from './tls.js';
@@ -52,9 +52,10 @@ describe('admission webhooks called by the real apiserver over TLS', function ()
     await installKubeCellApi(cluster);
 
     const cert = selfSignedCertificate('kubecell-webhook-e2e');
-    const lookup = createKubernetesLookup(
-      createApiClient(kubeconfigConnection(cluster.kubeconfigPath)),
-    );
+    // The lookups authenticate with the admin kubeconfig's client certificate, through client-node.
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(cluster.kubeconfigPath);
+    const lookup = createKubernetesLookup(kubeConfig);
     server = await startWebhookServer({
       app: createAdmissionApp({
         lookup,

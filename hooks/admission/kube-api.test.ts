@@ -1,32 +1,64 @@
+import { ApiException, FetchError } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { stringify } from 'yaml';
-import {
-  createApiClient,
-  inClusterConnection,
-  kubeconfigConnection,
-  loadConnection,
-} from './kube-api.js';
-import { LookupError, createKubernetesLookup } from './lookup.js';
+import { SERVICE_ACCOUNT_DIR, loadKubeConfig } from './kube-api.js';
+import { LookupError, createKubernetesLookup, describeFailure } from './lookup.js';
 import { selfSignedCertificate, type TestCertificate } from './test-support.js';
 
 interface Seen {
-  path: string;
+  /** Path and decoded query, e.g. `/apis/...?labelSelector=kubecell.io/cell=cell1`. */
+  request: string;
   authorization?: string;
   clientCertificate?: string;
 }
 
-describe('Kubernetes API lookups (hooks/admission/kube-api.ts, lookup.ts)', function () {
+const ENV_KEYS = ['KUBECONFIG', 'KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT', 'HOME'];
+
+/** Runs `run` with these variables of process.env (client-node reads it), unset when undefined. */
+function withEnv<T>(vars: Record<string, string | undefined>, run: () => T): T {
+  const saved = Object.fromEntries(ENV_KEYS.map((key) => [key, process.env[key]]));
+  const apply = (values: Record<string, string | undefined>): void => {
+    for (const key of ENV_KEYS) {
+      const value = values[key];
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  };
+  apply({ HOME: saved.HOME, ...vars });
+  try {
+    return run();
+  } finally {
+    apply(saved);
+  }
+}
+
+async function lookupFailure(run: () => Promise<unknown>): Promise<string> {
+  try {
+    await run();
+  } catch (err) {
+    expect(err).to.be.instanceOf(LookupError);
+    return (err as LookupError).message;
+  }
+  throw new Error('expected a failure');
+}
+
+const FORBIDDEN =
+  'namespaces "secret" is forbidden: User "system:serviceaccount:kubecell-system:kubecell-hooks" ' +
+  'cannot get resource "namespaces"';
+
+describe('Kubernetes API lookups through client-node (hooks/admission/kube-api.ts, lookup.ts)', function () {
   this.timeout(20000);
   let serverCert: TestCertificate;
   let clientCert: TestCertificate;
   let server: Server;
   let base: string;
+  let port: number;
   const seen: Seen[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'kubecell-kube-api-'));
 
@@ -41,9 +73,11 @@ describe('Kubernetes API lookups (hooks/admission/kube-api.ts, lookup.ts)', func
         rejectUnauthorized: false,
       },
       (req, res) => {
+        const url = new URL(req.url ?? '/', 'https://x');
+        const request = `${url.pathname}${url.search === '' ? '' : `?${decodeURIComponent(url.search.slice(1))}`}`;
         const peer = (req.socket as TLSSocket).getPeerCertificate();
         seen.push({
-          path: req.url ?? '',
+          request,
           authorization: req.headers.authorization,
           clientCertificate: peer?.subject?.CN as string | undefined,
         });
@@ -51,39 +85,34 @@ describe('Kubernetes API lookups (hooks/admission/kube-api.ts, lookup.ts)', func
           res.writeHead(status, { 'content-type': 'application/json' });
           res.end(JSON.stringify(body));
         };
-        const url = req.url ?? '';
-        if (url === '/api/v1/namespaces/tenant-a') {
+        if (request === '/api/v1/namespaces/tenant-a') {
           json(200, {
             kind: 'Namespace',
             metadata: { name: 'tenant-a', labels: { 'kubecell.io/host-namespace': 'true' } },
           });
-        } else if (url === '/api/v1/namespaces/bare') {
+        } else if (request === '/api/v1/namespaces/bare') {
           json(200, { kind: 'Namespace', metadata: { name: 'bare' } });
-        } else if (url === '/api/v1/namespaces/missing') {
+        } else if (request === '/api/v1/namespaces/missing') {
           json(404, { kind: 'Status', code: 404, message: 'namespaces "missing" not found' });
-        } else if (url === '/api/v1/namespaces/secret') {
-          json(403, {
-            kind: 'Status',
-            code: 403,
-            message:
-              'namespaces "secret" is forbidden: User "system:serviceaccount:kubecell-system:kubecell-hooks" cannot get resource "namespaces"',
-          });
+        } else if (request === '/api/v1/namespaces/secret') {
+          json(403, { kind: 'Status', code: 403, message: FORBIDDEN });
         } else if (
-          url ===
-          '/apis/kubecell.io/v1alpha1/virtualclusters?labelSelector=kubecell.io%2Fcell%3Dcell1'
+          request ===
+          '/apis/kubecell.io/v1alpha1/virtualclusters?labelSelector=kubecell.io/cell=cell1'
         ) {
           json(200, { items: [{ metadata: { name: 'team-a', namespace: 'tenant-a' } }] });
-        } else if (url === '/apis/kubecell.io/v1alpha1/namespaces/tenant-a/virtualclusters') {
+        } else if (request === '/apis/kubecell.io/v1alpha1/namespaces/tenant-a/virtualclusters') {
           json(200, { items: [] });
-        } else if (url.startsWith('/apis/kubecell.io/v1alpha1/namespaces/slow/')) {
+        } else if (request.startsWith('/apis/kubecell.io/v1alpha1/namespaces/slow/')) {
           // never answers
         } else {
-          json(404, { message: `unexpected ${url}` });
+          json(404, { message: `unexpected ${request}` });
         }
       },
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    port = (server.address() as AddressInfo).port;
+    base = `https://127.0.0.1:${port}`;
   });
 
   after(() => {
@@ -95,7 +124,10 @@ describe('Kubernetes API lookups (hooks/admission/kube-api.ts, lookup.ts)', func
     seen.length = 0;
   });
 
-  function kubeconfig(user: Record<string, unknown>): string {
+  function kubeconfig(
+    user: Record<string, unknown>,
+    cluster: Record<string, unknown> = {},
+  ): string {
     const file = join(dir, `kubeconfig-${Math.random().toString(36).slice(2)}`);
     writeFileSync(
       file,
@@ -108,8 +140,9 @@ describe('Kubernetes API lookups (hooks/admission/kube-api.ts, lookup.ts)', func
           {
             name: 'c',
             cluster: {
-              server: `${base}/`,
+              server: base,
               'certificate-authority-data': Buffer.from(serverCert.cert).toString('base64'),
+              ...cluster,
             },
           },
         ],
@@ -119,9 +152,15 @@ describe('Kubernetes API lookups (hooks/admission/kube-api.ts, lookup.ts)', func
     return file;
   }
 
-  it('reads namespaces and lists VirtualClusters with a kubeconfig token', async () => {
-    const connection = loadConnection({ KUBECONFIG: kubeconfig({ token: 'tok-1' }) });
-    const lookup = createKubernetesLookup(createApiClient(connection));
+  /** The lookup of the hook server with only a KUBECONFIG variable set. */
+  function lookupFromKubeconfig(file: string, requestTimeoutMs?: number) {
+    const { kubeConfig, source } = withEnv({ KUBECONFIG: file }, () => loadKubeConfig());
+    expect(source).to.equal(`KUBECONFIG ${file}`);
+    return createKubernetesLookup(kubeConfig, { requestTimeoutMs });
+  }
+
+  it('reads namespaces and lists VirtualClusters with a KUBECONFIG token', async () => {
+    const lookup = lookupFromKubeconfig(kubeconfig({ token: 'tok-1' }));
     expect(await lookup.namespaceLabels('tenant-a')).to.deep.equal({
       'kubecell.io/host-namespace': 'true',
     });
@@ -135,85 +174,131 @@ describe('Kubernetes API lookups (hooks/admission/kube-api.ts, lookup.ts)', func
   });
 
   it('authenticates with a client certificate from the kubeconfig', async () => {
-    const connection = kubeconfigConnection(
+    const lookup = lookupFromKubeconfig(
       kubeconfig({
         'client-certificate': clientCert.certFile,
         'client-key-data': readFileSync(clientCert.keyFile).toString('base64'),
       }),
     );
-    await createKubernetesLookup(createApiClient(connection)).namespaceLabels('tenant-a');
+    await lookup.namespaceLabels('tenant-a');
     expect(seen[0]).to.include({ clientCertificate: 'kubecell-hooks', authorization: undefined });
   });
 
-  it('uses the in-cluster ServiceAccount, re-reading the rotated token', async () => {
-    const sa = mkdtempSync(join(tmpdir(), 'kubecell-sa-'));
+  it('uses the in-cluster ServiceAccount unless KUBECONFIG is set', async () => {
+    const prefix = mkdtempSync(join(tmpdir(), 'kubecell-sa-'));
+    const sa = join(prefix, SERVICE_ACCOUNT_DIR);
+    mkdirSync(sa, { recursive: true });
     writeFileSync(join(sa, 'ca.crt'), serverCert.cert);
-    writeFileSync(join(sa, 'token'), 'sa-token-1\n');
-    const port = (server.address() as AddressInfo).port;
-    const connection = inClusterConnection(
-      { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(port) },
-      sa,
-    );
-    expect(connection?.server).to.equal(base);
-    const lookup = createKubernetesLookup(createApiClient(connection!));
-    await lookup.namespaceLabels('tenant-a');
-    writeFileSync(join(sa, 'token'), 'sa-token-2\n');
-    await lookup.namespaceLabels('tenant-a');
+    writeFileSync(join(sa, 'token'), 'sa-token-1');
+    const inCluster = { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: `${port}` };
+
+    const loaded = withEnv(inCluster, () => loadKubeConfig(prefix));
+    expect(loaded.source).to.equal(`in-cluster ServiceAccount (${sa})`);
+    expect(loaded.kubeConfig.getCurrentCluster()?.server).to.equal(base);
+    await createKubernetesLookup(loaded.kubeConfig).namespaceLabels('tenant-a');
+
+    const file = kubeconfig({ token: 'from-kubeconfig' });
+    const overridden = withEnv({ ...inCluster, KUBECONFIG: file }, () => loadKubeConfig(prefix));
+    expect(overridden.source).to.equal(`KUBECONFIG ${file}`);
+    await createKubernetesLookup(overridden.kubeConfig).namespaceLabels('tenant-a');
+
     expect(seen.map((s) => s.authorization)).to.deep.equal([
       'Bearer sa-token-1',
-      'Bearer sa-token-2',
+      'Bearer from-kubeconfig',
     ]);
-    expect(inClusterConnection({}, sa)).to.equal(undefined);
   });
 
-  it('turns failures into LookupErrors that say what was read and why', async () => {
-    const connection = kubeconfigConnection(kubeconfig({ token: 't' }));
-    const lookup = createKubernetesLookup(createApiClient(connection));
-    const failure = async (run: () => Promise<unknown>): Promise<LookupError> => {
-      try {
-        await run();
-      } catch (err) {
-        expect(err).to.be.instanceOf(LookupError);
-        return err as LookupError;
-      }
-      throw new Error('expected a failure');
-    };
-    expect((await failure(() => lookup.namespaceLabels('secret'))).message).to.equal(
-      'reading Namespace "secret" failed: HTTP 403: namespaces "secret" is forbidden: User ' +
-        '"system:serviceaccount:kubecell-system:kubecell-hooks" cannot get resource "namespaces"',
+  it('falls back to ~/.kube/config, and says so when there are no credentials at all', () => {
+    const home = mkdtempSync(join(tmpdir(), 'kubecell-home-'));
+    expect(() => withEnv({ HOME: home }, () => loadKubeConfig())).to.throw(
+      'no Kubernetes API credentials for the webhook lookups: KUBECONFIG unset, not in a Pod ' +
+        `with a ServiceAccount, and no ${join(home, '.kube', 'config')}`,
     );
-    const untrusted = createKubernetesLookup(
-      createApiClient({ ...connection, ca: clientCert.cert }),
-    );
-    expect((await failure(() => untrusted.namespaceLabels('tenant-a'))).message).to.match(
-      /^reading Namespace "tenant-a" failed: self[- ]signed certificate/,
-    );
-    const refused = createKubernetesLookup(
-      createApiClient({ ...connection, server: 'https://127.0.0.1:1' }),
-    );
-    expect((await failure(() => refused.listVirtualClusters({ namespace: 'x' }))).message).to.match(
-      /^listing VirtualClusters in namespace "x" failed: connect ECONNREFUSED 127\.0\.0\.1:1/,
-    );
-  });
-
-  it('gives up on an apiserver that does not answer', async () => {
-    const client = createApiClient(kubeconfigConnection(kubeconfig({ token: 't' })));
-    let error: unknown;
-    try {
-      await client.getJson('/apis/kubecell.io/v1alpha1/namespaces/slow/virtualclusters', {
-        timeoutMs: 100,
-      });
-    } catch (err) {
-      error = err;
-    }
-    expect((error as Error).message).to.equal('no answer within 100 ms');
+    mkdirSync(join(home, '.kube'));
+    writeFileSync(join(home, '.kube', 'config'), readFileSync(kubeconfig({ token: 't' })));
+    const loaded = withEnv({ HOME: home }, () => loadKubeConfig());
+    expect(loaded.source).to.equal(`kubeconfig ${join(home, '.kube', 'config')}`);
+    expect(loaded.kubeConfig.getCurrentCluster()?.server).to.equal(base);
   });
 
   it('explains a kubeconfig it cannot use', () => {
     const file = join(dir, 'broken-kubeconfig');
     writeFileSync(file, stringify({ 'current-context': 'nope', contexts: [] }));
-    expect(() => loadConnection({ KUBECONFIG: file })).to.throw(
-      `kubeconfig ${file}: no context named "nope"`,
+    expect(() => withEnv({ KUBECONFIG: file }, () => loadKubeConfig())).to.throw(
+      `KUBECONFIG ${file}: no cluster for the current context "nope"`,
     );
+  });
+
+  it('turns failures into LookupErrors that say what was read and why', async () => {
+    const lookup = lookupFromKubeconfig(kubeconfig({ token: 't' }));
+    expect(await lookupFailure(() => lookup.namespaceLabels('secret'))).to.equal(
+      `reading Namespace "secret" failed: HTTP 403: ${FORBIDDEN}`,
+    );
+    const untrusted = lookupFromKubeconfig(
+      kubeconfig(
+        { token: 't' },
+        { 'certificate-authority-data': Buffer.from(clientCert.cert).toString('base64') },
+      ),
+    );
+    expect(await lookupFailure(() => untrusted.namespaceLabels('tenant-a'))).to.match(
+      /^reading Namespace "tenant-a" failed: self[- ]signed certificate/,
+    );
+    const refused = lookupFromKubeconfig(
+      kubeconfig({ token: 't' }, { server: 'https://127.0.0.1:1' }),
+    );
+    expect(await lookupFailure(() => refused.listVirtualClusters({ namespace: 'x' }))).to.match(
+      /^listing VirtualClusters in namespace "x" failed: connect ECONNREFUSED 127\.0\.0\.1:1$/,
+    );
+  });
+
+  it('gives up on an apiserver that does not answer', async () => {
+    const lookup = lookupFromKubeconfig(kubeconfig({ token: 't' }), 100);
+    expect(await lookupFailure(() => lookup.listVirtualClusters({ namespace: 'slow' }))).to.equal(
+      'listing VirtualClusters in namespace "slow" failed: no answer within 100 ms',
+    );
+  });
+
+  describe('describeFailure', () => {
+    it("gives the apiserver's code and Status message", () => {
+      const status = (code: number, message: string) =>
+        JSON.stringify({ kind: 'Status', apiVersion: 'v1', code, message });
+      expect(
+        describeFailure(
+          new ApiException(403, 'Unknown API Status Code!', status(403, FORBIDDEN), {}),
+        ),
+      ).to.equal(`HTTP 403: ${FORBIDDEN}`);
+      expect(
+        describeFailure(
+          new ApiException(
+            500,
+            'Unknown API Status Code!',
+            { message: 'etcdserver: request timed out' },
+            {},
+          ),
+        ),
+      ).to.equal('HTTP 500: etcdserver: request timed out');
+      expect(
+        describeFailure(
+          new ApiException(502, 'Unknown API Status Code!', '<html>Bad Gateway</html>\n', {}),
+        ),
+      ).to.equal('HTTP 502: <html>Bad Gateway</html>');
+      // client-node drops the body of a 401 and says "Unauthorized" itself.
+      expect(describeFailure(new ApiException(401, 'Unauthorized', undefined, {}))).to.equal(
+        'HTTP 401: Unauthorized',
+      );
+    });
+
+    it('gives the network error, without the URL client-node adds to it', () => {
+      const refused = new FetchError(
+        'request to https://10.0.0.1/api/v1/namespaces/a failed, reason: connect ECONNREFUSED 10.0.0.1:443',
+        'system',
+        Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' }),
+      );
+      expect(describeFailure(refused)).to.equal('connect ECONNREFUSED 10.0.0.1:443');
+      expect(
+        describeFailure(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })),
+      ).to.equal('socket hang up (ECONNRESET)');
+      expect(describeFailure('odd')).to.equal('odd');
+    });
   });
 });

@@ -1,10 +1,18 @@
 /**
  * What the cross-object admission rules read from the cluster, behind a small interface so that
- * tests can answer from memory. The real implementation reads the apiserver (kube-api.ts); its
- * ServiceAccount needs `get` on namespaces and `list` on virtualclusters.kubecell.io
- * cluster-wide (manifests/webhook/base/rbac.yaml).
+ * tests can answer from memory. The real implementation reads the apiserver with
+ * @kubernetes/client-node (credentials: kube-api.ts); its ServiceAccount needs `get` on
+ * namespaces and `list` on virtualclusters.kubecell.io cluster-wide
+ * (manifests/webhook/base/rbac.yaml).
  */
-import { ApiError, type ApiClient } from './kube-api.js';
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  Observable,
+  type ConfigurationOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { GROUP, KINDS, VERSION } from './kinds.js';
 
 /** The part of a VirtualCluster the rules read. */
@@ -45,53 +53,103 @@ export class LookupError extends Error {
   }
 }
 
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The message of an apiserver's answer: its Status `message`, else the start of the body. */
+function apiMessage(err: ApiException<unknown>): string {
+  const text = typeof err.body === 'string' ? err.body.trim() : undefined;
+  let body: unknown = err.body;
+  if (text !== undefined) {
+    try {
+      body = JSON.parse(text) as unknown;
+    } catch {
+      if (text !== '') return text.slice(0, 200);
+    }
+  }
+  if (isObject(body) && typeof body.message === 'string') return body.message;
+  // client-node's own description, e.g. "Unauthorized" for a 401 (whose body it drops).
+  return /^Message: (.*)$/m.exec(err.message)?.[1] ?? '';
+}
+
 /** A short description of a failure: the apiserver's code and message, or the network error. */
 export function describeFailure(err: unknown): string {
+  if (err instanceof ApiException) return `HTTP ${err.code}: ${apiMessage(err)}`;
   if (!(err instanceof Error)) return String(err);
-  if (err instanceof ApiError) return err.message;
   const code = (err as NodeJS.ErrnoException).code;
-  return `${err.message.split('\n')[0] || err.name}${code && !err.message.includes(code) ? ` (${code})` : ''}`;
+  // client-node's fetch wraps a network error as "request to <url> failed, reason: <error>";
+  // the URL adds nothing to what was being read.
+  const message = (err.message.split('\n')[0] ?? '').replace(
+    /^request to \S+ failed, reason: /,
+    '',
+  );
+  return `${message || err.name}${code && !message.includes(code) ? ` (${code})` : ''}`;
 }
 
 function isNotFound(err: unknown): boolean {
-  return err instanceof ApiError && err.code === 404;
+  return err instanceof ApiException && err.code === 404;
 }
 
-interface List<T> {
-  items?: T[];
+export interface KubernetesLookupOptions {
+  /**
+   * Aborts a request the apiserver has not answered after this long, so that none lingers.
+   * The admission rules give up on a lookup sooner (rules.ts, DEFAULT_LOOKUP_TIMEOUT_MS).
+   */
+  requestTimeoutMs?: number;
 }
 
-/** The lookup against a real apiserver (see kube-api.ts for the connection). */
-export function createKubernetesLookup(client: ApiClient): ClusterLookup {
+/** The lookup against a real apiserver, with the credentials of `kubeConfig` (kube-api.ts). */
+export function createKubernetesLookup(
+  kubeConfig: KubeConfig,
+  { requestTimeoutMs = 10_000 }: KubernetesLookupOptions = {},
+): ClusterLookup {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const plural = KINDS.VirtualCluster.plural;
+  const withDeadline = (): ConfigurationOptions => ({
+    middleware: [
+      {
+        pre: (context) => {
+          context.setSignal(AbortSignal.timeout(requestTimeoutMs));
+          return new Observable(Promise.resolve(context));
+        },
+        post: (context) => new Observable(Promise.resolve(context)),
+      },
+    ],
+    middlewareMergeStrategy: 'append',
+  });
+  const failure = (err: unknown): unknown =>
+    err instanceof Error && err.name === 'AbortError'
+      ? new Error(`no answer within ${requestTimeoutMs} ms`, { cause: err })
+      : err;
   return {
     async namespaceLabels(name) {
       try {
-        const namespace = (await client.getJson(
-          `/api/v1/namespaces/${encodeURIComponent(name)}`,
-        )) as {
-          metadata?: { labels?: Record<string, string> };
-        };
+        const namespace = await core.readNamespace({ name }, withDeadline());
         return namespace.metadata?.labels ?? {};
       } catch (err) {
         if (isNotFound(err)) return undefined;
-        throw new LookupError(`reading Namespace ${JSON.stringify(name)}`, err);
+        throw new LookupError(`reading Namespace ${JSON.stringify(name)}`, failure(err));
       }
     },
     async listVirtualClusters({ namespace, labelSelector }) {
       const where =
         namespace === undefined ? 'all namespaces' : `namespace ${JSON.stringify(namespace)}`;
       const selected = labelSelector === undefined ? '' : ` with label ${labelSelector}`;
-      const scope = namespace === undefined ? '' : `/namespaces/${encodeURIComponent(namespace)}`;
-      const query =
-        labelSelector === undefined ? '' : `?labelSelector=${encodeURIComponent(labelSelector)}`;
       try {
-        const list = (await client.getJson(
-          `/apis/${GROUP}/${VERSION}${scope}/${plural}${query}`,
-        )) as List<VirtualClusterSummary>;
+        const list = (await (namespace === undefined
+          ? custom.listClusterCustomObject(
+              { group: GROUP, version: VERSION, plural, labelSelector },
+              withDeadline(),
+            )
+          : custom.listNamespacedCustomObject(
+              { group: GROUP, version: VERSION, namespace, plural, labelSelector },
+              withDeadline(),
+            ))) as { items?: VirtualClusterSummary[] };
         return list.items ?? [];
       } catch (err) {
-        throw new LookupError(`listing VirtualClusters in ${where}${selected}`, err);
+        throw new LookupError(`listing VirtualClusters in ${where}${selected}`, failure(err));
       }
     },
   };

@@ -1,13 +1,14 @@
 /**
  * Wiring for hooks/main.ts: starts the admission webhooks' HTTPS listener when TLS files are
  * configured, with the real cluster lookup (KUBECONFIG when set, else the in-cluster
- * ServiceAccount) and the admission metrics on the hook server's registry.
+ * ServiceAccount, else ~/.kube/config: kube-api.ts) and the admission metrics on the hook
+ * server's registry.
  */
 import type { Registry } from 'prom-client';
 import type { Logger } from '../server/logger.js';
 import { createAdmissionApp } from './app.js';
 import type { WebhookConfig } from './config.js';
-import { createApiClient, loadConnection } from './kube-api.js';
+import { loadKubeConfig } from './kube-api.js';
 import { createKubernetesLookup, type ClusterLookup } from './lookup.js';
 import { createAdmissionMetrics } from './metrics.js';
 import { startWebhookServer, type WebhookServer } from './tls.js';
@@ -17,7 +18,7 @@ export interface StartAdmissionOptions {
   logger: Logger;
   /** The hook server's metrics registry. */
   registry: Registry;
-  /** Defaults to the Kubernetes API (kube-api.ts). */
+  /** Defaults to the Kubernetes API (lookup.ts, credentials from kube-api.ts). */
   lookup?: ClusterLookup;
   pollIntervalMs?: number;
 }
@@ -35,12 +36,12 @@ export async function startAdmissionWebhook(
   }
   let lookup = options.lookup;
   if (lookup === undefined) {
-    const connection = loadConnection();
+    const { kubeConfig, source } = loadKubeConfig();
     logger.info('admission webhook lookups use the Kubernetes API', {
-      server: connection.server,
-      credentials: connection.source,
+      server: kubeConfig.getCurrentCluster()?.server,
+      credentials: source,
     });
-    lookup = createKubernetesLookup(createApiClient(connection));
+    lookup = createKubernetesLookup(kubeConfig);
   }
   const app = createAdmissionApp({
     lookup,
