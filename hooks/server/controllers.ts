@@ -4,10 +4,13 @@
  */
 import { cellConfigFromEnv } from '../cell/config.js';
 import { cellHooks } from '../cell/hooks.js';
+import { classUsageHooks } from '../class-usage/usage.js';
 import type { Cell, VirtualClusterPlan } from '../generated/types/index.js';
+import { hostNamespaceHooksFromEnv } from '../host-namespace/hooks.js';
 import { loadPlanConfig } from '../plan/config.js';
 import { createPlanHooks } from '../plan/hooks.js';
 import { systemClock, type Clock } from '../status/clock.js';
+import { virtualClusterHooksFromEnv } from '../virtualcluster/hooks.js';
 import type { HookRegistry } from './registry.js';
 import { withValidParents } from './valid-parent.js';
 
@@ -29,5 +32,8 @@ export function registerControllers(
     'plan',
     withValidParents('VirtualClusterPlan', createPlanHooks({ config: loadPlanConfig(env), clock })),
   );
+  registry.registerComposite('virtualcluster', virtualClusterHooksFromEnv(env, clock));
+  registry.registerDecorator('host-namespace', hostNamespaceHooksFromEnv(env));
+  registry.registerDecorator('class-usage', classUsageHooks());
   return registry;
 }

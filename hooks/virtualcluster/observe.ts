@@ -1,0 +1,172 @@
+/**
+ * What Metacontroller delivered for one VirtualCluster, sorted into the inputs of a sync.
+ *
+ * A list is `undefined` when its group is missing from `related` altogether: the source was
+ * not observed, which is not the same as observed and empty (hooks/cell/observe.ts does the
+ * same). Children are found by the names the controller gives them.
+ */
+import type { Cell, VirtualCluster, VirtualNodeClass } from '../generated/types/index.js';
+import { TYPE_KEYS, type Namespace, type Node, type ObjectCondition } from '../kube/objects.js';
+import { LABELS } from '../kube/labels.js';
+import {
+  findObject,
+  listObjects,
+  type KubernetesObject,
+  type ObjectMap,
+} from '../metacontroller/protocol.js';
+import type { VirtualClusterConfig } from './config.js';
+import { specString } from './customize.js';
+import { childNames, k3kKubeconfigSecretName, type ChildNames } from './names.js';
+
+/** Outer keys of the children map, in the order children are rendered and reported. */
+export const CHILD_TYPES = {
+  cluster: TYPE_KEYS.k3kCluster,
+  resourceQuota: TYPE_KEYS.resourceQuota,
+  limitRange: TYPE_KEYS.limitRange,
+  service: TYPE_KEYS.service,
+  secret: TYPE_KEYS.secret,
+} as const;
+export type ChildRole = keyof typeof CHILD_TYPES;
+export const CHILD_ROLES = Object.keys(CHILD_TYPES) as ChildRole[];
+
+export interface K3kCluster extends KubernetesObject {
+  spec?: Record<string, unknown>;
+  status?: { phase?: string; conditions?: ObjectCondition[] };
+}
+
+export interface ResourceQuota extends KubernetesObject {
+  spec?: { hard?: Record<string, string | number> };
+  status?: { hard?: Record<string, string | number>; used?: Record<string, string | number> };
+}
+
+export interface ServiceObject extends KubernetesObject {
+  spec?: {
+    type?: string;
+    ports?: { name?: string; port?: number; nodePort?: number }[];
+  };
+}
+
+export interface SecretObject extends KubernetesObject {
+  type?: string;
+  data?: Record<string, string>;
+}
+
+export interface ObservedChildren {
+  cluster?: K3kCluster;
+  resourceQuota?: ResourceQuota;
+  limitRange?: KubernetesObject;
+  service?: ServiceObject;
+  secret?: SecretObject;
+  /** Every observed child, whatever its name, sorted by type then key. */
+  all: KubernetesObject[];
+}
+
+export interface VirtualClusterObservation {
+  cellName: string;
+  className: string;
+  namespace: string;
+  names: ChildNames;
+  /** False when Metacontroller sent no Cell group at all (not observed). */
+  cellObserved: boolean;
+  cell?: Cell;
+  virtualNodeClass?: VirtualNodeClass;
+  /** Other VirtualClusters on the same Cell or in the same namespace; never this one. */
+  virtualClusters?: VirtualCluster[];
+  /** The VirtualCluster's own Namespace; undefined when not observed or absent. */
+  hostNamespace?: Namespace;
+  /** Nodes carrying a machine-profile label (any profile). */
+  nodes?: Node[];
+  /** k3k's admin kubeconfig Secret `k3k-<name>-kubeconfig`, when it exists. */
+  k3kKubeconfig?: SecretObject;
+  children: ObservedChildren;
+}
+
+function group<T extends KubernetesObject>(map: ObjectMap, key: string): T[] | undefined {
+  if (map[key] === undefined || map[key] === null) return undefined;
+  return listObjects<T>(map, key).filter(isObject);
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function observeVirtualCluster(
+  vc: VirtualCluster,
+  related: ObjectMap,
+  children: ObjectMap,
+  config: Pick<VirtualClusterConfig, 'cellNamespace'>,
+): VirtualClusterObservation {
+  const cellName = specString(vc.spec?.cellRef?.name);
+  const className = specString(vc.spec?.classRef?.name);
+  const namespace = vc.metadata.namespace ?? '';
+  const names = childNames(vc.metadata.name, vc.metadata.uid);
+
+  const cells = group<Cell>(related, TYPE_KEYS.cell);
+  const cell = cells?.find(
+    (c) => c.metadata?.name === cellName && c.metadata.namespace === config.cellNamespace,
+  );
+  const virtualNodeClass = group<VirtualNodeClass>(related, TYPE_KEYS.virtualNodeClass)?.find(
+    (c) => c.metadata?.name === className,
+  );
+  // Every VirtualCluster is related (customize.ts says why); keep this namespace's and the
+  // Cell's, by label or by resolved snapshot.
+  const virtualClusters = group<VirtualCluster>(related, TYPE_KEYS.virtualCluster)?.filter(
+    (other) =>
+      !isSelf(vc, other) &&
+      (other.metadata?.namespace === namespace ||
+        other.metadata?.labels?.[LABELS.cell] === cellName ||
+        other.status?.resolved?.cell?.name === cellName),
+  );
+  const hostNamespace = group<Namespace>(related, TYPE_KEYS.namespace)?.find(
+    (ns) => ns.metadata?.name === namespace,
+  );
+  const nodes = group<Node>(related, TYPE_KEYS.node)?.filter(
+    (node) => node.metadata?.labels?.[LABELS.machineProfile] !== undefined,
+  );
+  const k3kKubeconfig = findObject<SecretObject>(
+    related,
+    TYPE_KEYS.secret,
+    k3kKubeconfigSecretName(vc.metadata.name),
+    namespace,
+  );
+
+  const all: KubernetesObject[] = [];
+  for (const type of Object.keys(children).sort()) {
+    all.push(...(group<KubernetesObject>(children, type) ?? []));
+  }
+  const child = <T extends KubernetesObject>(role: ChildRole, name: string): T | undefined => {
+    const found = findObject<T>(children, CHILD_TYPES[role], name, namespace);
+    return found !== undefined && isObject(found) ? found : undefined;
+  };
+
+  return {
+    cellName,
+    className,
+    namespace,
+    names,
+    cellObserved: cells !== undefined,
+    ...(cell ? { cell } : {}),
+    ...(virtualNodeClass ? { virtualNodeClass } : {}),
+    ...(virtualClusters ? { virtualClusters } : {}),
+    ...(hostNamespace ? { hostNamespace } : {}),
+    ...(nodes ? { nodes } : {}),
+    ...(k3kKubeconfig && isObject(k3kKubeconfig) ? { k3kKubeconfig } : {}),
+    children: {
+      cluster: child<K3kCluster>('cluster', names.cluster),
+      resourceQuota: child<ResourceQuota>('resourceQuota', names.resourceQuota),
+      limitRange: child('limitRange', names.limitRange),
+      service: child<ServiceObject>('service', names.service),
+      secret: child<SecretObject>('secret', names.secret),
+      all,
+    },
+  };
+}
+
+function isSelf(vc: VirtualCluster, other: VirtualCluster): boolean {
+  if (vc.metadata.uid !== undefined && other.metadata?.uid !== undefined) {
+    return vc.metadata.uid === other.metadata.uid;
+  }
+  return (
+    other.metadata?.name === vc.metadata.name && other.metadata?.namespace === vc.metadata.namespace
+  );
+}

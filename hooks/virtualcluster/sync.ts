@@ -1,0 +1,501 @@
+/**
+ * The kubecell-virtualcluster sync and finalize hooks.
+ *
+ * Sync, in order:
+ * 1. Failure: a sticky Failed phase stays; otherwise an older VirtualCluster in the namespace
+ *    (NamespaceOccupied), an unusable stored snapshot (ResolvedSnapshotInvalid), or, once
+ *    resolved, another Cell under the resolved name (CellReplaced) or the Cell's ManagedCluster
+ *    replaced (ManagedClusterReplaced) makes it Failed.
+ * 2. Resolution, only while `status.resolved` is absent: the feasibility evaluation; anything
+ *    but Accepted keeps it Pending with the report in `status.feasibilityChecks` and a resync.
+ *    Accepted, with an endpoint address, writes the snapshot. It is never evaluated again.
+ * 3. Children, rendered from `status.resolved` only (+ k3k's kubeconfig and the allocated
+ *    NodePort for the Secret). Without a usable snapshot, observed children are returned as
+ *    they are, so a missing or malformed input never deletes or changes one.
+ * 4. Status, returned whole; for the same request and clock it is byte-identical.
+ *
+ * Finalize returns no children (Metacontroller deletes each, with a UID precondition), lists
+ * what remains in `status.cleanup` and answers `finalized: true` once nothing remains, or at
+ * once with the annotation `kubecell.io/skip-cleanup=true`.
+ */
+import type {
+  ResolvedPlacement,
+  ResourceList,
+  TypedObjectReference,
+  VirtualCluster,
+  VirtualClusterStatus,
+} from '../generated/types/index.js';
+import { Decision } from '../feasibility/reasons.js';
+import { compareStrings } from '../feasibility/resources.js';
+import { ANNOTATIONS } from '../kube/labels.js';
+import {
+  childKey,
+  type CompositeSyncRequest,
+  type CompositeSyncResponse,
+  type KubernetesObject,
+} from '../metacontroller/protocol.js';
+import { findCondition, reconcileConditions } from '../status/conditions.js';
+import type { VirtualClusterConfig } from './config.js';
+import { endpointUrl } from './kubeconfig.js';
+import { observeVirtualCluster, type VirtualClusterObservation } from './observe.js';
+import { VC_CONDITION_TYPES, VC_REASONS } from './reasons.js';
+import {
+  allocatedNodePort,
+  childLabels,
+  keptChild,
+  planSecret,
+  renderApiService,
+  renderK3kCluster,
+  renderLimitRange,
+  renderResourceQuota,
+  secretPointsAt,
+  type SecretPlan,
+} from './render.js';
+import {
+  chooseEndpoint,
+  evaluateFeasibility,
+  feasibilityInput,
+  olderNeighbours,
+  resolvedIsUsable,
+  snapshot,
+  snapshotSourcesUsable,
+} from './resolve.js';
+import {
+  assessCell,
+  feasibleVerdict,
+  k3kReadiness,
+  phaseOf,
+  stickyFailure,
+  type Failure,
+  type Verdict,
+} from './status.js';
+
+/** Most entries `status.cleanup` may hold (its maxItems). */
+export const MAX_CLEANUP = 32;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function previousStatus(vc: VirtualCluster): VirtualClusterStatus {
+  return isRecord(vc.status) ? vc.status : {};
+}
+
+function conditionsOf(status: VirtualClusterStatus) {
+  return Array.isArray(status.conditions) ? status.conditions : undefined;
+}
+
+function verdict(
+  type: Verdict['type'],
+  status: Verdict['status'],
+  reason: string,
+  message: string,
+): Verdict {
+  return { type, status, reason, message };
+}
+
+export function syncVirtualCluster(
+  request: CompositeSyncRequest<VirtualCluster>,
+  config: VirtualClusterConfig,
+  now: Date,
+): CompositeSyncResponse {
+  const vc = request.parent;
+  const previous = previousStatus(vc);
+  const previousConditions = conditionsOf(previous);
+  const generation = vc.metadata.generation;
+  const observation = observeVirtualCluster(vc, request.related, request.children, config);
+  const deleting = vc.metadata.deletionTimestamp !== undefined;
+
+  // 1. What was resolved before, and failures.
+  const stored = previous.resolved;
+  const hasStored = stored !== undefined && stored !== null;
+  let resolved: ResolvedPlacement | undefined =
+    hasStored && resolvedIsUsable(stored) ? stored : undefined;
+  const sticky = stickyFailure(previous.phase, previousConditions);
+  const older = olderNeighbours(vc, observation);
+  let failure: Failure | undefined =
+    sticky ??
+    (hasStored && resolved === undefined
+      ? {
+          reason: VC_REASONS.resolvedSnapshotInvalid,
+          message:
+            'status.resolved lacks fields the children are rendered from; the children are kept as they are. Delete and recreate the VirtualCluster to place it again.',
+        }
+      : undefined) ??
+    (older.length > 0
+      ? {
+          reason: VC_REASONS.namespaceOccupied,
+          message: `Namespace ${observation.namespace} already hosts VirtualCluster ${older[0]?.metadata.name ?? ''}, which is older; a namespace hosts one VirtualCluster. Delete this one and create it in another host namespace.`,
+        }
+      : undefined);
+
+  // 2. Resolution.
+  let evaluation: ReturnType<typeof evaluateFeasibility> | undefined;
+  let unresolved = verdict('Resolved', 'False', VC_REASONS.notResolved, 'Not resolved.');
+  if (!hasStored && sticky === undefined && !deleting) {
+    evaluation = evaluateFeasibility(feasibilityInput(vc, observation, config, now));
+    unresolved =
+      evaluation.decision === Decision.Rejected
+        ? verdict(
+            'Resolved',
+            'False',
+            VC_REASONS.feasibilityRejected,
+            'The feasibility evaluation rejected the placement; see status.feasibilityChecks.',
+          )
+        : verdict(
+            'Resolved',
+            'False',
+            VC_REASONS.feasibilityUnknown,
+            'The feasibility evaluation could not decide; see status.feasibilityChecks. It runs again on the next sync.',
+          );
+    const { cell, virtualNodeClass } = observation;
+    const accepted =
+      failure === undefined &&
+      evaluation.decision === Decision.Accepted &&
+      cell !== undefined &&
+      virtualNodeClass !== undefined;
+    if (accepted && !snapshotSourcesUsable(cell, virtualNodeClass)) {
+      unresolved = verdict(
+        'Resolved',
+        'False',
+        VC_REASONS.notResolved,
+        `Cell ${cell.metadata.name} or VirtualNodeClass ${virtualNodeClass.metadata.name} lacks a field the snapshot needs (machine profile, ManagedCluster, storage class or entitlement).`,
+      );
+    } else if (accepted) {
+      const profile = cell.spec.machineProfile.name;
+      const endpoint = chooseEndpoint(
+        observation.nodes,
+        profile,
+        vc.metadata.uid ?? `${observation.namespace}/${vc.metadata.name}`,
+      );
+      if (endpoint === undefined) {
+        unresolved = verdict(
+          'Resolved',
+          'False',
+          VC_REASONS.noEndpointAddress,
+          `No Ready, schedulable Node labelled kubecell.io/machine-profile=${profile} lists an InternalIP, so there is no address for the API endpoint yet.`,
+        );
+      } else {
+        resolved = snapshot(vc, cell, virtualNodeClass, endpoint.address, now);
+      }
+    }
+  }
+  if (failure !== undefined && resolved === undefined) {
+    unresolved = verdict('Resolved', 'False', VC_REASONS.notResolved, failure.message);
+  }
+  const cellLiveness = assessCell(
+    resolved?.cell.name ?? observation.cellName,
+    observation.cellObserved,
+    observation.cell,
+    resolved,
+  );
+  if (failure === undefined && resolved !== undefined && cellLiveness.replaced) {
+    failure = { reason: VC_REASONS.cellReplaced, message: cellLiveness.verdict.message };
+  }
+  if (failure === undefined && resolved !== undefined && cellLiveness.managedClusterReplaced) {
+    failure = {
+      reason: VC_REASONS.managedClusterReplaced,
+      message: `Cell ${resolved.cell.name} reports its ManagedCluster replaced; the VirtualCluster is left as it is until an operator accepts the new cluster on the Cell.`,
+    };
+  }
+
+  // 3. Children.
+  const rendering = resolved === undefined ? undefined : renderChildren(vc, resolved, observation);
+  const children = rendering?.children ?? observation.children.all.map(keptChild);
+
+  // 4. Status.
+  const port = resolved === undefined ? undefined : allocatedNodePort(observation.children.service);
+  const url =
+    resolved !== undefined && port !== undefined
+      ? endpointUrl(resolved.endpointAddress, port)
+      : undefined;
+  const published = url !== undefined && secretPointsAt(observation.children.secret, url);
+  const quota = observation.children.resourceQuota;
+  const quotaInPlace = isRecord(quota?.status?.hard) && Object.keys(quota.status.hard).length > 0;
+
+  const childrenVerdict = childrenApplied(rendering?.children, observation);
+  const k3k = k3kReadiness(observation.children.cluster, resolved !== undefined);
+  const kubeconfig = kubeconfigVerdict(resolved, observation, port, published, rendering?.secret);
+  const missing: string[] = [];
+  if (childrenVerdict.status !== 'True') missing.push(childrenVerdict.message);
+  if (k3k.status !== 'True') missing.push('the k3k Cluster to be ready');
+  if (port === undefined) {
+    missing.push(`the apiserver to allocate the NodePort of Service ${observation.names.service}`);
+  }
+  if (!published) missing.push(`the kubeconfig Secret (${kubeconfig.reason})`);
+  if (!quotaInPlace) {
+    missing.push(`the ResourceQuota ${observation.names.resourceQuota} to be in force`);
+  }
+  const phase = phaseOf({
+    deleting,
+    failure,
+    resolved: resolved !== undefined,
+    unresolved,
+    cell: cellLiveness,
+    missing,
+  });
+
+  const verdicts: Verdict[] = [
+    feasibleVerdict(evaluation, resolved, previousConditions),
+    resolved === undefined
+      ? unresolved
+      : verdict(
+          'Resolved',
+          'True',
+          VC_REASONS.resolved,
+          `Resolved at ${resolved.resolvedAt} to Cell ${resolved.cell.name} (${resolved.cell.uid}) and class ${resolved.class.name} (${resolved.class.uid}); endpoint address ${resolved.endpointAddress}.`,
+        ),
+    childrenVerdict,
+    k3k,
+    kubeconfig,
+    cellLiveness.verdict,
+    verdict('Ready', phase.phase === 'Ready' ? 'True' : 'False', phase.reason, phase.message),
+  ];
+
+  const checks = evaluation?.checks ?? previous.feasibilityChecks;
+  const status: VirtualClusterStatus = {
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+    phase: phase.phase,
+    ...(resolved !== undefined ? { resolved } : hasStored ? { resolved: stored } : {}),
+    ...(Array.isArray(checks) ? { feasibilityChecks: checks } : {}),
+    ...(url !== undefined && resolved !== undefined && port !== undefined
+      ? { endpoint: { address: resolved.endpointAddress, port } }
+      : {}),
+    ...(published ? { credential: { secretName: observation.names.secret } } : {}),
+    ...(resolved !== undefined
+      ? {
+          host: {
+            namespace: resolved.hostNamespace,
+            ...(isRecord(quota?.status?.hard)
+              ? { quotaHard: resourceList(quota.status.hard) }
+              : {}),
+            ...(isRecord(quota?.status?.used)
+              ? { quotaUsed: resourceList(quota.status.used) }
+              : {}),
+          },
+        }
+      : {}),
+    conditions: reconcileConditions(previousConditions, verdicts, now, generation),
+  };
+  const settled = phase.phase === 'Ready' || phase.phase === 'Failed';
+  return {
+    status,
+    children,
+    ...(settled ? {} : { resyncAfterSeconds: config.resyncSeconds }),
+  };
+}
+
+interface Rendering {
+  children: KubernetesObject[];
+  secret: SecretPlan;
+}
+
+function renderChildren(
+  vc: VirtualCluster,
+  resolved: ResolvedPlacement,
+  observation: VirtualClusterObservation,
+): Rendering {
+  const { names } = observation;
+  const labels = childLabels(vc, resolved);
+  const secret = planSecret(
+    names,
+    resolved,
+    labels,
+    allocatedNodePort(observation.children.service),
+    observation.k3kKubeconfig,
+    observation.children,
+  );
+  return {
+    children: [
+      renderK3kCluster(names, resolved, labels),
+      renderResourceQuota(names, resolved, labels),
+      renderLimitRange(names, resolved, labels),
+      renderApiService(names, resolved, labels),
+      ...(secret.kind === 'none' ? [] : [secret.secret]),
+    ],
+    secret,
+  };
+}
+
+function describe(obj: KubernetesObject): string {
+  return `${obj.kind} ${obj.metadata.name}`;
+}
+
+function childrenApplied(
+  desired: KubernetesObject[] | undefined,
+  observation: VirtualClusterObservation,
+): Verdict {
+  const observed = new Set(
+    observation.children.all.map(
+      (obj) => `${childKey(obj.apiVersion, obj.kind)} ${obj.metadata?.name}`,
+    ),
+  );
+  if (desired === undefined) {
+    const kept = observation.children.all;
+    return kept.length === 0
+      ? verdict('ChildrenApplied', 'False', VC_REASONS.notResolved, 'Not resolved: no children.')
+      : verdict(
+          'ChildrenApplied',
+          'Unknown',
+          VC_REASONS.childrenKept,
+          `No usable status.resolved; the existing children are kept unchanged: ${kept.map(describe).join(', ')}.`,
+        );
+  }
+  const missing = desired.filter(
+    (obj) => !observed.has(`${childKey(obj.apiVersion, obj.kind)} ${obj.metadata.name}`),
+  );
+  return missing.length === 0
+    ? verdict(
+        'ChildrenApplied',
+        'True',
+        VC_REASONS.childrenApplied,
+        `Every child exists: ${desired.map(describe).join(', ')}.`,
+      )
+    : verdict(
+        'ChildrenApplied',
+        'False',
+        VC_REASONS.childrenPending,
+        `children to be applied: ${missing.map(describe).join(', ')}`,
+      );
+}
+
+function kubeconfigVerdict(
+  resolved: ResolvedPlacement | undefined,
+  observation: VirtualClusterObservation,
+  port: number | undefined,
+  published: boolean,
+  plan: SecretPlan | undefined,
+): Verdict {
+  const type = 'KubeconfigPublished';
+  const secretName = observation.names.secret;
+  if (resolved === undefined || plan === undefined) {
+    return verdict(type, 'False', VC_REASONS.notResolved, 'Not resolved yet.');
+  }
+  if (published && port !== undefined) {
+    return verdict(
+      type,
+      'True',
+      VC_REASONS.published,
+      `Secret ${secretName} (key kubeconfig.yaml) points at ${endpointUrl(resolved.endpointAddress, port)}.`,
+    );
+  }
+  if (port === undefined) {
+    return verdict(
+      type,
+      'False',
+      VC_REASONS.waitingForNodePort,
+      `The NodePort of Service ${observation.names.service} is not allocated yet.`,
+    );
+  }
+  const k3kSecret =
+    `k3k's kubeconfig Secret ${observation.k3kKubeconfig?.metadata.name ?? ''}`.trim();
+  if (plan.kind === 'none') {
+    return plan.why === 'k3kInvalid'
+      ? verdict(
+          type,
+          'False',
+          VC_REASONS.k3kKubeconfigInvalid,
+          `${k3kSecret} cannot be used: ${plan.problem ?? 'unreadable'}.`,
+        )
+      : verdict(
+          type,
+          'False',
+          VC_REASONS.waitingForK3kKubeconfig,
+          "k3k has not written the Cluster's admin kubeconfig Secret yet.",
+        );
+  }
+  if (observation.children.secret === undefined) {
+    return verdict(
+      type,
+      'False',
+      VC_REASONS.secretNotApplied,
+      `Secret ${secretName} does not exist yet.`,
+    );
+  }
+  return verdict(
+    type,
+    'False',
+    VC_REASONS.secretOutdated,
+    plan.kind === 'keep'
+      ? `Secret ${secretName} does not point at the current endpoint and k3k's kubeconfig is ${plan.why === 'k3kMissing' ? 'gone' : 'unreadable'}; the published Secret is kept as it is.`
+      : `Secret ${secretName} is being updated to point at the current endpoint.`,
+  );
+}
+
+function resourceList(source: Record<string, unknown>): ResourceList {
+  const list: ResourceList = {};
+  for (const key of Object.keys(source).sort(compareStrings)) {
+    const value = source[key];
+    if (typeof value === 'string' || typeof value === 'number') list[key] = value;
+  }
+  return list;
+}
+
+// --- finalize ---
+
+/** The children that still exist, for `status.cleanup` (sorted, at most MAX_CLEANUP). */
+export function remainingChildren(observation: VirtualClusterObservation): TypedObjectReference[] {
+  return observation.children.all
+    .map((obj) => ({ apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata?.name ?? '' }))
+    .sort(
+      (a, b) =>
+        compareStrings(a.apiVersion, b.apiVersion) ||
+        compareStrings(a.kind, b.kind) ||
+        compareStrings(a.name, b.name),
+    )
+    .slice(0, MAX_CLEANUP);
+}
+
+export function finalizeVirtualCluster(
+  request: CompositeSyncRequest<VirtualCluster>,
+  config: VirtualClusterConfig,
+  now: Date,
+): CompositeSyncResponse {
+  const vc = request.parent;
+  const previous = previousStatus(vc);
+  const previousConditions = conditionsOf(previous);
+  const generation = vc.metadata.generation;
+  const observation = observeVirtualCluster(vc, request.related, request.children, config);
+  const cleanup = remainingChildren(observation);
+  const remaining = observation.children.all.length;
+  const skip = vc.metadata.annotations?.[ANNOTATIONS.skipCleanup] === 'true';
+  const finalized = skip || remaining === 0;
+
+  const message =
+    remaining === 0
+      ? 'The VirtualCluster is being deleted; every child is gone.'
+      : skip
+        ? `Cleanup abandoned (${ANNOTATIONS.skipCleanup}=true) with ${remaining} children left: ${cleanup.map((ref) => `${ref.kind} ${ref.name}`).join(', ')}; the garbage collector removes owned children.`
+        : `The VirtualCluster is being deleted; waiting for ${remaining} children to go: ${cleanup.map((ref) => `${ref.kind} ${ref.name}`).join(', ')}.`;
+  const verdicts: Verdict[] = [];
+  for (const type of VC_CONDITION_TYPES) {
+    if (type === 'Ready') {
+      verdicts.push(verdict('Ready', 'False', VC_REASONS.deleting, message));
+      continue;
+    }
+    const prior = findCondition(previousConditions, type);
+    if (prior !== undefined)
+      verdicts.push(verdict(type, prior.status, prior.reason, prior.message));
+  }
+
+  const status: VirtualClusterStatus = {
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+    phase: 'Deleting',
+    ...(previous.resolved !== undefined && previous.resolved !== null
+      ? { resolved: previous.resolved }
+      : {}),
+    ...(Array.isArray(previous.feasibilityChecks)
+      ? { feasibilityChecks: previous.feasibilityChecks }
+      : {}),
+    // endpoint and credential are left out: the Service and the Secret are being removed.
+    ...(isRecord(previous.host) ? { host: previous.host } : {}),
+    cleanup,
+    conditions: reconcileConditions(previousConditions, verdicts, now, generation),
+  };
+  return {
+    status,
+    children: [],
+    finalized,
+    ...(finalized ? {} : { resyncAfterSeconds: config.resyncSeconds }),
+  };
+}

@@ -1,0 +1,331 @@
+/** Fixtures for the VirtualCluster tests: the JSON Metacontroller would send (not loaded in production). */
+import type { Cell, VirtualCluster, VirtualNodeClass } from '../generated/types/index.js';
+import { TYPE_KEYS, type Namespace, type Node } from '../kube/objects.js';
+import {
+  toObjectMap,
+  type CompositeSyncRequest,
+  type KubernetesObject,
+  type ObjectMap,
+} from '../metacontroller/protocol.js';
+import { DEFAULT_VIRTUALCLUSTER_CONFIG, type VirtualClusterConfig } from './config.js';
+import type { SecretObject } from './observe.js';
+
+export const NOW = new Date('2026-11-30T00:00:00Z');
+export const CONFIG: VirtualClusterConfig = { ...DEFAULT_VIRTUALCLUSTER_CONFIG };
+export const VC_UID = '5d0c6a1e-8f3b-4c2a-9e7d-1a2b3c4d5e6f';
+
+/** A Ready Cell with a fresh lease and inventory at NOW: 4 GPUs free, 2Ti of TopoLVM storage. */
+export function cell(overrides: { uid?: string; profile?: string } = {}): Cell {
+  return {
+    apiVersion: 'kubecell.io/v1alpha1',
+    kind: 'Cell',
+    metadata: {
+      name: 'cell1',
+      namespace: 'kubecell-system',
+      uid: overrides.uid ?? 'cell1-uid',
+      generation: 1,
+    },
+    spec: {
+      managedClusterRef: { name: 'cell1' },
+      machineProfile: {
+        name: overrides.profile ?? 'a100',
+        devices: [{ name: 'gpu', resourceName: 'nvidia.com/gpu' }],
+      },
+    },
+    status: {
+      observedGeneration: 1,
+      phase: 'Ready',
+      conditions: [
+        {
+          type: 'InventoryFresh',
+          status: 'True',
+          reason: 'InventoryObserved',
+          message: 'observed',
+          lastTransitionTime: '2026-11-29T20:00:00Z',
+        },
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Ready',
+          message: 'the Cell can host VirtualClusters',
+          lastTransitionTime: '2026-11-29T20:00:00Z',
+        },
+      ],
+      managedCluster: {
+        name: 'cell1',
+        uid: 'mc-uid',
+        joined: true,
+        available: true,
+        leaseFresh: true,
+        leaseRenewTime: '2026-11-29T23:59:40Z',
+      },
+      nodes: [{ name: 'node-a', profile: 'a100', ready: true, observedAt: '2026-11-29T23:59:50Z' }],
+      inventory: {
+        cpu: {
+          capacity: '64',
+          allocatable: '63500m',
+          requested: '12',
+          pending: '0',
+          committed: '8',
+          availableEstimate: '51500m',
+        },
+        memory: {
+          capacity: '512Gi',
+          allocatable: '500Gi',
+          requested: '100Gi',
+          pending: '0',
+          committed: '32Gi',
+          availableEstimate: '400Gi',
+        },
+        'nvidia.com/gpu': {
+          capacity: '8',
+          allocatable: '8',
+          requested: '2',
+          pending: '0',
+          committed: '2',
+          availableEstimate: '6',
+        },
+      },
+      storageInventory: {
+        provisioner: 'topolvm.io',
+        allocatedPV: '500Gi',
+        freeCapacity: '2Ti',
+        freeCapacityKnown: true,
+        freeCapacitySource: 'TopoLVMNodeAnnotations',
+        fresh: true,
+        observedAt: '2026-11-29T23:59:50Z',
+      },
+      nodePorts: { allocated: 10, observedAt: '2026-11-29T23:59:50Z', fresh: true },
+      resolvedBy: 1,
+    },
+  };
+}
+
+/** Class "small", as samples/virtualnodeclass-full.yaml. */
+export function smallClass(uid = 'small-uid'): VirtualNodeClass {
+  return {
+    apiVersion: 'kubecell.io/v1alpha1',
+    kind: 'VirtualNodeClass',
+    metadata: { name: 'small', uid, generation: 1 },
+    spec: {
+      entitlement: {
+        workloadHard: {
+          'requests.cpu': '4',
+          'requests.memory': '16Gi',
+          'requests.nvidia.com/gpu': '2',
+          'requests.storage': '100Gi',
+          persistentvolumeclaims: '10',
+          pods: '50',
+        },
+      },
+      storageClassName: 'topolvm-provisioner',
+    },
+  };
+}
+
+/** A CPU-only class that limits limits.* and Services too (for the LimitRange defaults). */
+export function limitsClass(): VirtualNodeClass {
+  return {
+    apiVersion: 'kubecell.io/v1alpha1',
+    kind: 'VirtualNodeClass',
+    metadata: { name: 'cpu-limits', uid: 'cpu-limits-uid', generation: 1 },
+    spec: {
+      entitlement: {
+        workloadHard: {
+          cpu: '2',
+          'limits.cpu': '4',
+          'limits.memory': '8Gi',
+          memory: '4Gi',
+          services: '5',
+          'services.nodeports': '1',
+          'topolvm-provisioner.storageclass.storage.k8s.io/requests.storage': '20Gi',
+          'count/deployments.apps': '10',
+        },
+      },
+      storageClassName: 'topolvm-provisioner',
+    },
+  };
+}
+
+export function node(
+  name: string,
+  address: string,
+  options: { ready?: boolean; unschedulable?: boolean; profile?: string } = {},
+): Node {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      labels: { 'kubecell.io/machine-profile': options.profile ?? 'a100' },
+    },
+    ...(options.unschedulable ? { spec: { unschedulable: true } } : {}),
+    status: {
+      addresses: [
+        { type: 'Hostname', address: name },
+        { type: 'InternalIP', address },
+      ],
+      conditions: [{ type: 'Ready', status: options.ready === false ? 'False' : 'True' }],
+    },
+  };
+}
+
+export function hostNamespace(name = 'tenant-a', host = true): Namespace {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, labels: host ? { 'kubecell.io/host-namespace': 'true' } : {} },
+  };
+}
+
+export function virtualCluster(
+  overrides: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    created?: string;
+    generation?: number;
+  } = {},
+): VirtualCluster {
+  return {
+    apiVersion: 'kubecell.io/v1alpha1',
+    kind: 'VirtualCluster',
+    metadata: {
+      name: overrides.name ?? 'team-a',
+      namespace: overrides.namespace ?? 'tenant-a',
+      uid: overrides.uid ?? VC_UID,
+      generation: overrides.generation ?? 1,
+      creationTimestamp: overrides.created ?? '2026-11-29T12:00:00Z',
+      labels: { 'kubecell.io/cell': 'cell1', 'kubecell.io/class': 'small' },
+    },
+    spec: { cellRef: { name: 'cell1' }, classRef: { name: 'small' } },
+  };
+}
+
+/** k3k's admin kubeconfig, laid out as client-go's clientcmd.Write does. */
+export const K3K_KUBECONFIG = `apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJkekNDQVIyZ0F3SUJBZ0lCQURBS0JnZ3Foa2pPUFFRREFqQWpNU0V3SHdZRFZRUUREQmhyTTNNdGMyVnkKZG1WeUxXTmhRREUzTURBd01EQXdNREF3SGhjTk1qWXhNVE13TURBd01EQXdXaGNOTXpZeE1USTRNREF3TURBdwpXakFqTVNFd0h3WURWUVFEREJock0zTXRjMlZ5ZG1WeUxXTmhRREUzTURBd01EQXdNREF3V1RBVEJnY3Foa2pPClBRSUJCZ2dxaGtqT1BRTUJCd05DQUFTZmFrZQotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg==
+    server: https://10.43.12.34:443
+  name: default
+contexts:
+- context:
+    cluster: default
+    user: default
+  name: default
+current-context: default
+kind: Config
+preferences: {}
+users:
+- name: default
+  user:
+    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJrVENDQVRlZ0F3SUJBZ0lJZmFrZQotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg==
+    client-key-data: LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0tCk1IY0NBUUVFSUZha2UKLS0tLS1FTkQgRUMgUFJJVkFURSBLRVktLS0tLQo=
+`;
+
+export function k3kKubeconfigSecret(
+  text: string = K3K_KUBECONFIG,
+  namespace = 'tenant-a',
+  cluster = 'team-a',
+): SecretObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: `k3k-${cluster}-kubeconfig`, namespace, uid: 'k3k-secret-uid' },
+    type: 'Opaque',
+    data: { 'kubeconfig.yaml': Buffer.from(text, 'utf8').toString('base64') },
+  };
+}
+
+/** Every related group the customize rules produce, present (possibly empty). */
+const RELATED_GROUPS = [
+  TYPE_KEYS.cell,
+  TYPE_KEYS.virtualNodeClass,
+  TYPE_KEYS.virtualCluster,
+  TYPE_KEYS.secret,
+  TYPE_KEYS.namespace,
+  TYPE_KEYS.node,
+];
+const CHILD_GROUPS = [
+  TYPE_KEYS.k3kCluster,
+  TYPE_KEYS.resourceQuota,
+  TYPE_KEYS.limitRange,
+  TYPE_KEYS.service,
+  TYPE_KEYS.secret,
+];
+
+function withGroups(objects: readonly KubernetesObject[], groups: readonly string[]): ObjectMap {
+  const map = toObjectMap(objects);
+  for (const type of groups) map[type] ??= {};
+  return map;
+}
+
+/** The related objects of an accepted placement: Cell, class, Namespace, two profile Nodes. */
+export function acceptedRelated(): KubernetesObject[] {
+  return [
+    cell(),
+    smallClass(),
+    hostNamespace(),
+    node('node-a', '10.0.12.7'),
+    node('node-b', '10.0.12.8'),
+  ];
+}
+
+export function syncRequest(
+  parent: VirtualCluster,
+  related: readonly KubernetesObject[] = acceptedRelated(),
+  children: readonly KubernetesObject[] = [],
+  finalizing = false,
+): CompositeSyncRequest<VirtualCluster> {
+  return {
+    parent,
+    related: withGroups(related, RELATED_GROUPS),
+    children: withGroups(children, CHILD_GROUPS),
+    finalizing,
+  };
+}
+
+/**
+ * What the apiserver and Metacontroller would make of a desired child: server-side metadata,
+ * the controller-uid label, and for a Service an allocated NodePort.
+ */
+export function asObserved(
+  desired: KubernetesObject,
+  options: { nodePort?: number; uid?: string } = {},
+): KubernetesObject {
+  const observed = structuredClone(desired) as KubernetesObject & Record<string, unknown>;
+  observed.metadata = {
+    ...observed.metadata,
+    uid: options.uid ?? `${desired.kind.toLowerCase()}-uid`,
+    resourceVersion: '42',
+    creationTimestamp: '2026-11-30T00:00:01Z',
+    labels: { ...observed.metadata.labels, 'controller-uid': VC_UID },
+    annotations: {
+      'metacontroller.k8s.io/last-applied-configuration': JSON.stringify(desired),
+    },
+    ownerReferences: [
+      {
+        apiVersion: 'kubecell.io/v1alpha1',
+        kind: 'VirtualCluster',
+        name: 'team-a',
+        uid: VC_UID,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ],
+  };
+  if (desired.kind === 'Service') {
+    const spec = observed['spec'] as { ports: { nodePort?: number }[]; clusterIP?: string };
+    spec.clusterIP = '10.43.100.10';
+    if (options.nodePort !== undefined) {
+      for (const port of spec.ports) port.nodePort = options.nodePort;
+    }
+  }
+  return observed;
+}
+
+/** A copy of `vc` carrying `status`, as the next sync would receive it. */
+export function withStatus(vc: VirtualCluster, status: unknown): VirtualCluster {
+  return { ...structuredClone(vc), status: structuredClone(status) as VirtualCluster['status'] };
+}
