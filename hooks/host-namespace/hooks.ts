@@ -1,0 +1,96 @@
+/**
+ * The kubecell-host-namespace DecoratorController: the isolation baseline of every namespace
+ * labelled `kubecell.io/host-namespace=true`, whether or not a VirtualCluster lives there yet.
+ *
+ * - sync: the Pod Security labels (see pod-security.ts), the annotations that say what was
+ *   applied, and the NetworkPolicies as attachments. Never a status: a Namespace's status
+ *   subresource belongs to the namespace controller, and Metacontroller would write it.
+ * - finalize: Metacontroller calls it when the namespace is deleted and also when it stops
+ *   matching the selector (the label was removed). It returns no attachments (Metacontroller
+ *   deletes them), removes KubeCell's labels and annotations, keeps the platform's, and is
+ *   done at once.
+ */
+import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
+import type {
+  CustomizeHookResponse,
+  DecoratorSyncRequest,
+  DecoratorSyncResponse,
+} from '../metacontroller/protocol.js';
+import { LABELS } from '../kube/labels.js';
+import type { Namespace } from '../kube/objects.js';
+import type { DecoratorHooks } from '../server/registry.js';
+import { BASELINE_VERSION, HOST_NAMESPACE_ANNOTATIONS } from './baseline.js';
+import { loadHostNamespaceConfig, type HostNamespaceConfig } from './config.js';
+import { renderNetworkPolicies } from './network-policies.js';
+import { formatRecord, labelsToRemove, planPodSecurity } from './pod-security.js';
+
+function requireNamespace(parent: Namespace): void {
+  if (parent.apiVersion !== 'v1' || parent.kind !== 'Namespace') {
+    throw new InvalidHookInputError(
+      `parent is ${parent.apiVersion} ${parent.kind} ${parent.metadata.name}, expected a v1 ` +
+        'Namespace: the kubecell-host-namespace DecoratorController must select namespaces only',
+    );
+  }
+}
+
+export function syncHostNamespace(
+  request: DecoratorSyncRequest<Namespace>,
+  config: HostNamespaceConfig,
+): DecoratorSyncResponse {
+  const namespace = request.parent;
+  requireNamespace(namespace);
+  const labels = namespace.metadata.labels ?? {};
+  // A selector mistake must not put a baseline on a namespace the platform did not opt in.
+  if (labels[LABELS.hostNamespace] !== 'true') {
+    throw new InvalidHookInputError(
+      `namespace ${namespace.metadata.name} is not labelled ${LABELS.hostNamespace}=true; ` +
+        'the kubecell-host-namespace DecoratorController must select only host namespaces ' +
+        `(labelSelector matchLabels ${LABELS.hostNamespace}: "true")`,
+    );
+  }
+  const plan = planPodSecurity(
+    labels,
+    namespace.metadata.annotations ?? {},
+    config.podSecurityLevel,
+  );
+  return {
+    labels: plan.labels,
+    annotations: {
+      [HOST_NAMESPACE_ANNOTATIONS.baseline]: BASELINE_VERSION,
+      [HOST_NAMESPACE_ANNOTATIONS.podSecurityApplied]: formatRecord(plan.applied) ?? null,
+      [HOST_NAMESPACE_ANNOTATIONS.podSecurityKept]: formatRecord(plan.kept) ?? null,
+    },
+    attachments: renderNetworkPolicies(namespace.metadata.name, config),
+  };
+}
+
+export function finalizeHostNamespace(
+  request: DecoratorSyncRequest<Namespace>,
+): DecoratorSyncResponse {
+  const namespace = request.parent;
+  requireNamespace(namespace);
+  const labels: Record<string, null> = {};
+  for (const key of labelsToRemove(
+    namespace.metadata.labels ?? {},
+    namespace.metadata.annotations ?? {},
+  )) {
+    labels[key] = null;
+  }
+  const annotations: Record<string, null> = {};
+  for (const key of Object.values(HOST_NAMESPACE_ANNOTATIONS)) annotations[key] = null;
+  return { labels, annotations, attachments: [], finalized: true };
+}
+
+export function hostNamespaceHooks(config: HostNamespaceConfig): DecoratorHooks<Namespace> {
+  return {
+    // No related objects: the baseline depends on the namespace and the settings only.
+    customize: (): CustomizeHookResponse => ({ relatedResources: [] }),
+    sync: (request) => syncHostNamespace(request, config),
+    finalize: (request) => finalizeHostNamespace(request),
+  };
+}
+
+/** The hooks with their settings read from the environment (throws a `ConfigError`). */
+export function hostNamespaceHooksFromEnv(env: NodeJS.ProcessEnv): DecoratorHooks<Namespace> {
+  return hostNamespaceHooks(loadHostNamespaceConfig(env));
+}
