@@ -23,9 +23,12 @@ const SHUTDOWN_GRACE_MS = 10_000;
 function main(): void {
   let config: ServerConfig;
   let webhookConfig: WebhookConfig;
+  let registry: HookRegistry;
   try {
     config = loadConfig();
     webhookConfig = loadWebhookConfig();
+    // Controllers read their own settings; a bad one must stop start-up like the server's.
+    registry = registerControllers(new HookRegistry());
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`kubecell hook server: ${err.message}\n`);
@@ -38,7 +41,6 @@ function main(): void {
   keepServingOnStrayErrors(logger);
 
   const metrics = createMetrics();
-  const registry = registerControllers(new HookRegistry());
   const readiness = new Readiness();
   const app = createApp({ registry, logger, metrics, config, readiness });
 

@@ -59,7 +59,7 @@ describe('admission webhook configuration', () => {
           'admission webhook over HTTPS (e.g. tls.crt and tls.key of the mounted Secret ' +
           'kubecell-webhook-tls), or neither to disable it',
         'KUBECELL_CONTROLLER_NAMESPACE="Kube_System" is not a namespace name; set it to a DNS ' +
-          'label (default kubecell-system)',
+          'label such as kubecell-system (the default)',
       ]);
       expect(configProblems({ KUBECELL_TLS_KEY_FILE: '/k' })[0]).to.match(
         /^KUBECELL_TLS_KEY_FILE is set but KUBECELL_TLS_CERT_FILE is not/,

@@ -12,7 +12,7 @@
  * HTTPS (and with it the webhook) is enabled when both files are set; setting only one is an
  * error. The files are re-read when they change (see tls.ts).
  */
-import { ConfigError } from '../server/config.js';
+import { EnvReader, SHARED_DEFAULTS } from '../config/env-reader.js';
 
 export interface WebhookConfig {
   port: number;
@@ -23,51 +23,37 @@ export interface WebhookConfig {
 
 export const WEBHOOK_DEFAULTS = {
   KUBECELL_WEBHOOK_PORT: '9443',
-  KUBECELL_CONTROLLER_NAMESPACE: 'kubecell-system',
+  KUBECELL_CONTROLLER_NAMESPACE: SHARED_DEFAULTS.KUBECELL_CONTROLLER_NAMESPACE,
 } as const;
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** Reads the webhook settings; throws a `ConfigError` listing every invalid variable. */
 export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env): WebhookConfig {
-  const problems: string[] = [];
-  const value = (name: string): string | undefined => {
-    const text = env[name]?.trim();
-    return text === undefined || text === '' ? undefined : text;
-  };
+  const reader = new EnvReader(env);
 
-  const portText = value('KUBECELL_WEBHOOK_PORT') ?? WEBHOOK_DEFAULTS.KUBECELL_WEBHOOK_PORT;
+  const portText = reader.text('KUBECELL_WEBHOOK_PORT', WEBHOOK_DEFAULTS.KUBECELL_WEBHOOK_PORT);
   const port = /^\d+$/.test(portText) ? Number(portText) : NaN;
   if (!(port >= 0 && port <= 65535)) {
-    problems.push(
+    reader.problem(
       `KUBECELL_WEBHOOK_PORT=${JSON.stringify(portText)} is not a port; set it to an integer ` +
         `from 0 to 65535 (default ${WEBHOOK_DEFAULTS.KUBECELL_WEBHOOK_PORT})`,
     );
   }
 
-  const certFile = value('KUBECELL_TLS_CERT_FILE');
-  const keyFile = value('KUBECELL_TLS_KEY_FILE');
+  const certFile = reader.optional('KUBECELL_TLS_CERT_FILE');
+  const keyFile = reader.optional('KUBECELL_TLS_KEY_FILE');
   if ((certFile === undefined) !== (keyFile === undefined)) {
     const [set, unset] =
       certFile === undefined
         ? ['KUBECELL_TLS_KEY_FILE', 'KUBECELL_TLS_CERT_FILE']
         : ['KUBECELL_TLS_CERT_FILE', 'KUBECELL_TLS_KEY_FILE'];
-    problems.push(
+    reader.problem(
       `${set} is set but ${unset} is not; set both to serve the admission webhook over HTTPS ` +
         '(e.g. tls.crt and tls.key of the mounted Secret kubecell-webhook-tls), or neither to disable it',
     );
   }
 
-  const controllerNamespace =
-    value('KUBECELL_CONTROLLER_NAMESPACE') ?? WEBHOOK_DEFAULTS.KUBECELL_CONTROLLER_NAMESPACE;
-  if (!(controllerNamespace.length <= 63 && DNS_LABEL.test(controllerNamespace))) {
-    problems.push(
-      `KUBECELL_CONTROLLER_NAMESPACE=${JSON.stringify(controllerNamespace)} is not a namespace ` +
-        `name; set it to a DNS label (default ${WEBHOOK_DEFAULTS.KUBECELL_CONTROLLER_NAMESPACE})`,
-    );
-  }
-
-  if (problems.length > 0) throw new ConfigError(problems);
+  const controllerNamespace = reader.controllerNamespace();
+  reader.finish();
   return {
     port,
     controllerNamespace,

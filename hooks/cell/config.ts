@@ -3,10 +3,9 @@
  * CNI and TopoLVM a little differently, so each name is configurable; the defaults are the
  * upstream charts' own.
  */
-export interface NamespacedName {
-  namespace: string;
-  name: string;
-}
+import { EnvReader, type NamespacedName } from '../config/env-reader.js';
+
+export type { NamespacedName };
 
 export interface CellControllerConfig {
   /** The namespace Cells live in. */
@@ -33,52 +32,24 @@ export const DEFAULT_CELL_CONFIG: CellControllerConfig = {
   resyncSeconds: 30,
 };
 
-function namespacedName(value: string, variable: string): NamespacedName {
-  const [namespace, name, extra] = value.split('/');
-  if (!namespace || !name || extra !== undefined) {
-    throw new Error(
-      `${variable}="${value}": expected <namespace>/<name>, e.g. kube-system/calico-node`,
-    );
-  }
-  return { namespace, name };
-}
-
-function portRangeSize(value: string, variable: string): number {
-  const match = /^(\d+)-(\d+)$/.exec(value);
-  const low = Number(match?.[1]);
-  const high = Number(match?.[2]);
-  if (!match || !(low > 0 && high >= low && high <= 65535)) {
-    throw new Error(`${variable}="${value}": expected <low>-<high>, e.g. 30000-32767`);
-  }
-  return high - low + 1;
-}
-
-/** Reads overrides from the environment; an unusable value names the variable and the fix. */
+/** Reads overrides from the environment; throws a ConfigError naming every bad variable. */
 export function cellConfigFromEnv(env: NodeJS.ProcessEnv): CellControllerConfig {
-  const config = structuredClone(DEFAULT_CELL_CONFIG);
-  if (env['KUBECELL_CONTROLLER_NAMESPACE'])
-    config.controllerNamespace = env['KUBECELL_CONTROLLER_NAMESPACE'];
-  if (env['KUBECELL_K3K_CONTROLLER']) {
-    config.k3kController = namespacedName(
-      env['KUBECELL_K3K_CONTROLLER'],
-      'KUBECELL_K3K_CONTROLLER',
-    );
-    config.k3kNamespace = config.k3kController.namespace;
-  }
-  if (env['KUBECELL_CNI_DAEMONSET']) {
-    config.cniDaemonSet = namespacedName(env['KUBECELL_CNI_DAEMONSET'], 'KUBECELL_CNI_DAEMONSET');
-  }
-  if (env['KUBECELL_TOPOLVM_DAEMONSET']) {
-    config.topolvmNodeDaemonSet = namespacedName(
-      env['KUBECELL_TOPOLVM_DAEMONSET'],
+  const reader = new EnvReader(env);
+  const defaults = DEFAULT_CELL_CONFIG;
+  const k3kController = reader.namespacedName('KUBECELL_K3K_CONTROLLER', defaults.k3kController);
+  const nodePorts = reader.nodePortRange();
+  const config: CellControllerConfig = {
+    ...structuredClone(defaults),
+    controllerNamespace: reader.controllerNamespace(),
+    k3kNamespace: k3kController.namespace,
+    k3kController,
+    cniDaemonSet: reader.namespacedName('KUBECELL_CNI_DAEMONSET', defaults.cniDaemonSet),
+    topolvmNodeDaemonSet: reader.namespacedName(
       'KUBECELL_TOPOLVM_DAEMONSET',
-    );
-  }
-  if (env['KUBECELL_NODEPORT_RANGE']) {
-    config.nodePortRangeSize = portRangeSize(
-      env['KUBECELL_NODEPORT_RANGE'],
-      'KUBECELL_NODEPORT_RANGE',
-    );
-  }
+      defaults.topolvmNodeDaemonSet,
+    ),
+    nodePortRangeSize: nodePorts.last - nodePorts.first + 1,
+  };
+  reader.finish();
   return config;
 }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { ConfigError } from '../server/config.js';
-import { loadPlanConfig, parsePortRange } from './config.js';
+import { parsePortRange } from '../config/env-reader.js';
+import { loadPlanConfig } from './config.js';
 
 describe('plan controller config', () => {
   it('defaults to a 900 s TTL, kubecell-system and the default NodePort range', () => {

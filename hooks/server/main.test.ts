@@ -106,4 +106,12 @@ describe('hook server process (hooks/main.ts)', function () {
     expect(started.stderr()).to.include('KUBECELL_PORT="http" is not a port');
     expect(started.stderr()).to.include('KUBECELL_BODY_LIMIT="64 MiB" is not a size');
   });
+
+  it('refuses to start on an invalid controller variable, naming it', async () => {
+    started = start({ KUBECELL_PORT: '0', KUBECELL_K3K_CONTROLLER: 'k3k' });
+    expect(await started.exited).to.equal(2);
+    expect(started.stderr()).to.include(
+      'KUBECELL_K3K_CONTROLLER="k3k" is not <namespace>/<name>; set it like k3k-system/k3k (the default)',
+    );
+  });
 });
