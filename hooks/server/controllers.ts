@@ -5,7 +5,8 @@
 import { cellConfigFromEnv } from '../cell/config.js';
 import { cellHooks } from '../cell/hooks.js';
 import { classUsageHooks } from '../class-usage/usage.js';
-import type { Cell, VirtualClusterPlan } from '../generated/types/index.js';
+import type { Cell, GPUCellPool, VirtualClusterPlan } from '../generated/types/index.js';
+import { gpuCellPoolHooksFromEnv } from '../gpucellpool/hooks.js';
 import { hostNamespaceHooksFromEnv } from '../host-namespace/hooks.js';
 import { loadPlanConfig } from '../plan/config.js';
 import { createPlanHooks } from '../plan/hooks.js';
@@ -35,5 +36,9 @@ export function registerControllers(
   registry.registerComposite('virtualcluster', virtualClusterHooksFromEnv(env, clock));
   registry.registerDecorator('host-namespace', hostNamespaceHooksFromEnv(env));
   registry.registerDecorator('class-usage', classUsageHooks());
+  registry.registerComposite<GPUCellPool>(
+    'gpucellpool',
+    withValidParents('GPUCellPool', gpuCellPoolHooksFromEnv(env, clock)),
+  );
   return registry;
 }

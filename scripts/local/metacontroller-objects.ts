@@ -22,10 +22,13 @@ export interface RewrittenObjects {
   foreign: string[];
 }
 
-/** Every document of every `*.yaml`/`*.yml` file in `dir`, in file-name order. */
+/**
+ * Every document of every `*.yaml`/`*.yml` file in `dir`, in file-name order; the folder's
+ * `kustomization.yaml` lists them for `kubectl apply -k` and is not an object to apply.
+ */
 export function readMetacontrollerObjects(dir: string): Json[] {
   const files = readdirSync(dir)
-    .filter((file) => /\.ya?ml$/.test(file))
+    .filter((file) => /\.ya?ml$/.test(file) && !/^kustomization\.ya?ml$/.test(file))
     .sort();
   const objects: Json[] = [];
   for (const file of files) {

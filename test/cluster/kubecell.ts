@@ -4,7 +4,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { ControlPlane } from './control-plane.js';
 import { installCrds, upstreamCrdFiles } from './crds.js';
-import { repoRoot } from './paths.js';
+import { clusterTestDir, repoRoot } from './paths.js';
 
 export const kubecellCrdDir = path.join(repoRoot, 'manifests', 'crds');
 
@@ -22,10 +22,19 @@ export function installKubeCellApi(cluster: ControlPlane): Promise<void> {
   let done = installed.get(cluster);
   if (!done) {
     done = (async () => {
-      await installCrds(cluster.kubectl, [...upstreamCrdFiles(), ...kubecellCrdFiles()]);
-      const namespace = await cluster.kubectl(['create', 'namespace', 'kubecell-system']);
-      if (namespace.code !== 0 && !namespace.stderr.includes('AlreadyExists')) {
-        throw new Error(`creating kubecell-system failed: ${namespace.stderr}`);
+      // Multus publishes no CRD file we have; its permissive stand-in (named as such) lets the
+      // NetworkAttachmentDefinition sample be applied at all.
+      await installCrds(cluster.kubectl, [
+        ...upstreamCrdFiles(),
+        ...kubecellCrdFiles(),
+        path.join(clusterTestDir, 'multus-permissive-crd.yaml'),
+      ]);
+      // The controller namespace, and the one the pool samples keep their VMs and Secrets in.
+      for (const name of ['kubecell-system', 'kubecell-cells']) {
+        const namespace = await cluster.kubectl(['create', 'namespace', name]);
+        if (namespace.code !== 0 && !namespace.stderr.includes('AlreadyExists')) {
+          throw new Error(`creating namespace ${name} failed: ${namespace.stderr}`);
+        }
       }
       const hosts = await cluster.kubectl([
         'apply',

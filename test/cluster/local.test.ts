@@ -148,7 +148,12 @@ describe('npm run local-up / local-down', function () {
   it('applied metacontroller/ with the hooks pointing at the local hook server', async function () {
     this.timeout(60_000);
     requireUp();
-    const listed = await kubectl(['get', 'compositecontrollers', '-o', 'json']);
+    const listed = await kubectl([
+      'get',
+      'compositecontrollers,decoratorcontrollers',
+      '-o',
+      'json',
+    ]);
     expect(listed.code, output(listed)).to.equal(0);
     const items = (
       JSON.parse(listed.stdout) as {

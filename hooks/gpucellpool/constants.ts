@@ -1,0 +1,212 @@
+/**
+ * Every fixed value, default and status token of the kubecell-gpucellpool controller, in one
+ * place. Reasons are API: tools and alerts match on them, so a token is never renamed or reused
+ * for another meaning.
+ *
+ * docs/autoscaling.md lists the autoscaling defaults and the ScalingActive reasons, and
+ * docs/cell-image.md the template variables, the join Secret keys, the phases and the Ready and
+ * BootstrapValid reasons; `docs.test.ts` fails when a document and this module disagree. The
+ * spec defaults are the schema's own (`schemas/gpucellpool.schema.json`), checked by the same
+ * test: the hook applies them too, because a parent that reaches it without the apiserver's
+ * defaulting must mean the same thing.
+ */
+import type { GPUCellStatus } from '../generated/types/index.js';
+
+// --- spec defaults (the schema's `default`s) ---
+
+export const SPEC_DEFAULTS = Object.freeze({
+  /** spec.replicas */
+  replicas: 1,
+  /** spec.provisioner.kubeVirt.firmware */
+  firmware: 'uefi',
+  /** spec.autoscaling.minReplicas */
+  minReplicas: 1,
+  /** spec.autoscaling.scaleDownDelaySeconds */
+  scaleDownDelaySeconds: 600,
+} as const);
+
+// --- autoscaling ---
+
+/** Cells the autoscaler adds per step; the next step waits until every cell is Ready. */
+export const SCALE_UP_STEP = 1;
+
+/**
+ * Whether the autoscaler can act, and why it does what it does. A closed set: the condition
+ * carries no other reason.
+ */
+export const SCALING_REASONS = {
+  /** False: spec.autoscaling is not set; status.desiredReplicas is spec.replicas. */
+  autoscalingDisabled: 'AutoscalingDisabled',
+  /** False: Metacontroller delivered no pods or no consumer namespaces; the size is held. */
+  demandNotObserved: 'DemandNotObserved',
+  /** True: unschedulable GPU pods target the profile; one cell is being added. */
+  scalingUp: 'ScalingUp',
+  /** True: GPU pods are pending, but a cell is still coming up; no other cell is added yet. */
+  waitingForCells: 'WaitingForCells',
+  /** False: GPU pods are pending and the pool is at maxReplicas. */
+  atMaxReplicas: 'AtMaxReplicas',
+  /** True: cells idle for scaleDownDelaySeconds are being retired. */
+  scalingDown: 'ScalingDown',
+  /** True: cells are idle past the delay, but the pool is at minReplicas. */
+  atMinReplicas: 'AtMinReplicas',
+  /** True: some cells are idle; none for scaleDownDelaySeconds yet. */
+  waitingForScaleDownDelay: 'WaitingForScaleDownDelay',
+  /** True: nothing is pending and no cell is idle: the size fits the demand. */
+  demandMet: 'DemandMet',
+} as const;
+export type ScalingReason = (typeof SCALING_REASONS)[keyof typeof SCALING_REASONS];
+
+// --- the other conditions ---
+
+export const CONDITION_TYPES = ['Ready', 'ScalingActive', 'BootstrapValid'] as const;
+export type ConditionType = (typeof CONDITION_TYPES)[number];
+
+export const READY_REASONS = {
+  /** True: every cell the pool wants exists and its current Node is Ready. */
+  allCellsReady: 'AllCellsReady',
+  /** False: some cells are provisioning, not Ready, or still to be created. */
+  cellsNotReady: 'CellsNotReady',
+  /** False: cells are missing and cannot be created: see BootstrapValid. */
+  bootstrapInvalid: 'BootstrapInvalid',
+  /** False: cells are missing and the GPU ResourceClaim or ResourceClaimTemplate does not exist. */
+  gpuClaimNotFound: 'GPUClaimNotFound',
+  /** False: cells are missing and a Cluster API template does not exist. */
+  machineTemplateNotFound: 'MachineTemplateNotFound',
+  /** False: Metacontroller did not deliver a group the pool needs; nothing is created or removed. */
+  notObserved: 'NotObserved',
+  /** False: the pool is being deleted; its cells are retired. */
+  deleting: 'Deleting',
+} as const;
+
+export const BOOTSTRAP_REASONS = {
+  /** True: the join Secret exists and its user-data template renders. */
+  templateValid: 'TemplateValid',
+  /** True: the Cluster API bootstrap provider supplies the join data (spec.bootstrap unused). */
+  clusterAPIBootstrap: 'ClusterAPIBootstrap',
+  /** False: the join Secret does not exist in spec.namespace. */
+  joinSecretNotFound: 'JoinSecretNotFound',
+  /** False: a key the template needs (or user-data itself) is missing from the join Secret. */
+  joinSecretKeyMissing: 'JoinSecretKeyMissing',
+  /** False: a join Secret value that must be one line has a line break or is not UTF-8. */
+  joinSecretValueInvalid: 'JoinSecretValueInvalid',
+  /** False: the template uses a variable outside the closed set. */
+  unknownVariable: 'UnknownVariable',
+  /** False: the Cluster API bootstrap config template does not exist. */
+  bootstrapTemplateNotFound: 'BootstrapTemplateNotFound',
+  /** Unknown: Metacontroller delivered no Secrets (or no templates): not observed. */
+  notObserved: 'NotObserved',
+} as const;
+
+/** The phases of a cell, in lifecycle order (status.cells[].phase). */
+export const CELL_PHASES = [
+  'Provisioning',
+  'NotReady',
+  'Ready',
+  'Retiring',
+  'Deleting',
+  'Failed',
+] as const satisfies readonly NonNullable<GPUCellStatus['phase']>[];
+export type CellPhase = (typeof CELL_PHASES)[number];
+
+// --- bootstrap: the join Secret and its template ---
+
+/** Keys of the join Secret (spec.bootstrap.joinSecretRef). */
+export const JOIN_SECRET_KEYS = {
+  userData: 'user-data',
+  token: 'token',
+  caCertHash: 'caCertHash',
+  apiServer: 'apiServer',
+  sshAuthorizedKeys: 'sshAuthorizedKeys',
+  nodeSubnet: 'nodeSubnet',
+} as const;
+
+/**
+ * The closed set of template variables, written `${NAME}`, and where each value comes from: the
+ * pool (`pool`) or a join Secret key. `docs/cell-image.md` documents each.
+ */
+export const TEMPLATE_VARIABLES = {
+  CELL_NAME: { source: 'pool' },
+  NODE_NAME: { source: 'pool' },
+  POOL_NAME: { source: 'pool' },
+  MACHINE_PROFILE: { source: 'pool' },
+  NODE_LABELS: { source: 'pool' },
+  API_SERVER: { source: JOIN_SECRET_KEYS.apiServer },
+  JOIN_TOKEN: { source: JOIN_SECRET_KEYS.token },
+  CA_CERT_HASH: { source: JOIN_SECRET_KEYS.caCertHash },
+  NODE_SUBNET: { source: JOIN_SECRET_KEYS.nodeSubnet },
+  SSH_AUTHORIZED_KEYS: { source: JOIN_SECRET_KEYS.sshAuthorizedKeys },
+} as const;
+export type TemplateVariable = keyof typeof TEMPLATE_VARIABLES;
+
+/** Key of the rendered user-data Secret a KubeVirt VM boots from (KubeVirt reads `userdata`). */
+export const KUBEVIRT_USER_DATA_KEY = 'userdata';
+/** Key of the rendered bootstrap data Secret a Cluster API Machine boots from (the contract's `value`). */
+export const CLUSTER_API_DATA_KEY = 'value';
+/** Suffix of the rendered per-cell user-data Secret: `<machine>-user-data`. */
+export const USER_DATA_SECRET_SUFFIX = '-user-data';
+
+// --- labels, annotations and fixed names ---
+
+export const LABEL_KEYS = {
+  /** Metacontroller's generated selector label; the kubelet registers the Node with it. */
+  controllerUid: 'controller-uid',
+  pool: 'kubecell.io/pool',
+  machineProfile: 'kubecell.io/machine-profile',
+  /** The cell an object belongs to (VMs, Machines, Secrets, Cluster API clones). */
+  cell: 'kubecell.io/gpu-cell',
+  managedBy: 'app.kubernetes.io/managed-by',
+  clusterName: 'cluster.x-k8s.io/cluster-name',
+} as const;
+export const MANAGED_BY = 'kubecell';
+
+/** The taint (and cordon) a retiring cell's Node gets; pods are never evicted. */
+export const RETIRING_TAINT = Object.freeze({ key: 'kubecell.io/retiring', effect: 'NoSchedule' });
+
+/** Cluster API skips its drain (which evicts) for a Machine with this annotation. */
+export const EXCLUDE_NODE_DRAINING_ANNOTATION = 'machine.cluster.x-k8s.io/exclude-node-draining';
+/** Cluster API's record of the template an object was cloned from. */
+export const CLONED_FROM_NAME_ANNOTATION = 'cluster.x-k8s.io/cloned-from-name';
+export const CLONED_FROM_GROUPKIND_ANNOTATION = 'cluster.x-k8s.io/cloned-from-groupkind';
+
+export const API_VERSIONS = {
+  pool: 'kubecell.io/v1alpha1',
+  virtualMachine: 'kubevirt.io/v1',
+  machine: 'cluster.x-k8s.io/v1beta2',
+  resource: 'resource.k8s.io/v1',
+} as const;
+
+/** The KubeVirt names inside each VM. */
+export const VM_NAMES = {
+  rootDisk: 'rootdisk',
+  cloudInitDisk: 'cloudinitdisk',
+  podNetwork: 'default',
+  gpu: 'gpu',
+  claim: 'gpu',
+} as const;
+/** KubeVirt runs the VM whenever it is stopped (spec.running is deprecated). */
+export const VM_RUN_STRATEGY = 'Always';
+
+/**
+ * Namespace UUID of the name-based (version 5) firmware UUIDs: a cell incarnation's UUID is
+ * derived from it, the pool UID, the cell name and the incarnation, so it never depends on
+ * when or where the hook ran.
+ */
+export const FIRMWARE_UUID_NAMESPACE = 'a4d3f0c2-6b1e-4f57-9c8a-2e5d7b9f1c3a';
+
+/** How often a pool being deleted is looked at again while cells remain (seconds). */
+export const FINALIZE_RESYNC_SECONDS = 30;
+
+/** Longest a status lists (its schema maxItems). */
+export const MAX_CELLS = 512;
+
+// --- controller settings (environment variables of the hook server) ---
+
+/**
+ * Settings read once at startup (hooks/gpucellpool/config.ts); docs/autoscaling.md lists them.
+ * - the consumer namespaces: a label selector, `key=value` pairs joined by commas;
+ * - the extended resource a consumer pod requests for (a share of) a cell's GPU.
+ */
+export const SETTINGS_DEFAULTS = Object.freeze({
+  KUBECELL_GPUCELLPOOL_CONSUMER_NAMESPACE_SELECTOR: 'kubecell.io/host-namespace=true',
+  KUBECELL_GPUCELLPOOL_GPU_RESOURCE: 'nvidia.com/gpu',
+} as const);

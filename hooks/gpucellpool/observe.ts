@@ -1,0 +1,211 @@
+/**
+ * What Metacontroller delivered for one pool, sorted into the inputs of a sync.
+ *
+ * A list is `undefined` when its group is missing from the request altogether: the source was
+ * not observed, which is not the same as observed and empty (hooks/cell/observe.ts does the
+ * same). A single object is `undefined` when its group was observed without it.
+ */
+import type { GPUCellPool, TypedObjectReference } from '../generated/types/index.js';
+import { TYPE_KEYS } from '../kube/objects.js';
+import {
+  childKey,
+  listObjects,
+  type KubernetesObject,
+  type ObjectMap,
+} from '../metacontroller/protocol.js';
+import type { GPUCellPoolConfig } from './config.js';
+import { API_VERSIONS, LABEL_KEYS } from './constants.js';
+import { clonedKind } from './names.js';
+import type {
+  ClaimObject,
+  MachineObject,
+  NodeObject,
+  PodObject,
+  SecretObject,
+  TemplateObject,
+} from './objects.js';
+
+/** Outer keys of the children map. */
+export const CHILD_TYPES = {
+  virtualMachine: childKey(API_VERSIONS.virtualMachine, 'VirtualMachine'),
+  machine: childKey(API_VERSIONS.machine, 'Machine'),
+  secret: TYPE_KEYS.secret,
+  node: TYPE_KEYS.node,
+} as const;
+
+/** A related object that may or may not have been observed. */
+export interface Observed<T> {
+  observed: boolean;
+  object?: T;
+}
+
+export interface PoolObservation {
+  /** The pool's VMs (KubeVirt) or Machines (ClusterAPI) in spec.namespace, by name. */
+  machines?: Map<string, MachineObject>;
+  /** Rendered user-data Secrets in spec.namespace, by name. */
+  secrets?: Map<string, SecretObject>;
+  /** The pool's Nodes (labelled controller-uid=<pool uid>), sorted by name. */
+  nodes?: NodeObject[];
+  /** Every observed child, whatever its type or name, sorted by type then key. */
+  allChildren: KubernetesObject[];
+  joinSecret: Observed<SecretObject>;
+  claim: Observed<ClaimObject>;
+  /** Pods of the consumer namespaces, sorted by namespace/name. */
+  consumerPods?: PodObject[];
+  bootstrapTemplate: Observed<TemplateObject>;
+  infrastructureTemplate: Observed<TemplateObject>;
+  /** Names of the Cluster API clones made for this pool, per role; undefined when not observed. */
+  bootstrapClones?: Set<string>;
+  infrastructureClones?: Set<string>;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function group<T extends KubernetesObject>(map: ObjectMap, key: string): T[] | undefined {
+  if (!isObject(map[key])) return undefined;
+  return listObjects<T>(map, key).filter((object) => isObject(object) && isObject(object.metadata));
+}
+
+function inNamespace<T extends KubernetesObject>(
+  objects: T[] | undefined,
+  namespace: string,
+): Map<string, T> | undefined {
+  if (objects === undefined) return undefined;
+  return new Map(
+    objects
+      .filter((object) => object.metadata.namespace === namespace)
+      .map((object) => [object.metadata.name, object]),
+  );
+}
+
+function named<T extends KubernetesObject>(
+  map: ObjectMap,
+  key: string,
+  namespace: string,
+  name: string | undefined,
+): Observed<T> {
+  const objects = group<T>(map, key);
+  if (objects === undefined || name === undefined) return { observed: objects !== undefined };
+  const object = objects.find(
+    (candidate) => candidate.metadata.name === name && candidate.metadata.namespace === namespace,
+  );
+  return { observed: true, ...(object ? { object } : {}) };
+}
+
+function cloneNames(
+  related: ObjectMap,
+  template: TypedObjectReference | undefined,
+  pool: string,
+  namespace: string,
+): Set<string> | undefined {
+  if (template === undefined) return new Set();
+  const objects = group(related, childKey(template.apiVersion, clonedKind(template.kind)));
+  if (objects === undefined) return undefined;
+  return new Set(
+    objects
+      .filter(
+        (object) =>
+          object.metadata.namespace === namespace &&
+          object.metadata.labels?.[LABEL_KEYS.pool] === pool,
+      )
+      .map((object) => object.metadata.name),
+  );
+}
+
+function matchesLabels(
+  labels: Record<string, string> | undefined,
+  wanted: Readonly<Record<string, string>>,
+): boolean {
+  return Object.entries(wanted).every(([key, value]) => labels?.[key] === value);
+}
+
+export function observePool(
+  pool: GPUCellPool,
+  children: ObjectMap,
+  related: ObjectMap,
+  config: Pick<GPUCellPoolConfig, 'consumerNamespaceLabels'>,
+): PoolObservation {
+  const { spec } = pool;
+  const namespace = spec.namespace;
+  const uid = pool.metadata.uid;
+  const machineType =
+    spec.provisioner.type === 'ClusterAPI' ? CHILD_TYPES.machine : CHILD_TYPES.virtualMachine;
+
+  const nodes = group<NodeObject>(children, CHILD_TYPES.node)?.filter(
+    (node) => uid === undefined || node.metadata.labels?.[LABEL_KEYS.controllerUid] === uid,
+  );
+  const allChildren: KubernetesObject[] = [];
+  for (const type of Object.keys(children).sort()) {
+    allChildren.push(...(group(children, type) ?? []));
+  }
+
+  const namespaces = group<KubernetesObject>(related, TYPE_KEYS.namespace);
+  const consumerNamespaces =
+    namespaces &&
+    new Set(
+      namespaces
+        .filter((ns) => matchesLabels(ns.metadata.labels, config.consumerNamespaceLabels))
+        .map((ns) => ns.metadata.name),
+    );
+  const pods = group<PodObject>(related, TYPE_KEYS.pod);
+  const consumerPods =
+    pods && consumerNamespaces
+      ? pods.filter((pod) => consumerNamespaces.has(pod.metadata.namespace ?? ''))
+      : undefined;
+
+  const claimKey =
+    spec.gpu.resourceClaimName !== undefined
+      ? childKey(API_VERSIONS.resource, 'ResourceClaim')
+      : childKey(API_VERSIONS.resource, 'ResourceClaimTemplate');
+  const capi = spec.provisioner.type === 'ClusterAPI' ? spec.provisioner.clusterAPI : undefined;
+  const templateOf = (ref: TypedObjectReference | undefined): Observed<TemplateObject> =>
+    ref === undefined
+      ? { observed: true }
+      : named<TemplateObject>(related, childKey(ref.apiVersion, ref.kind), namespace, ref.name);
+
+  return {
+    ...optional('machines', inNamespace(group<MachineObject>(children, machineType), namespace)),
+    ...optional(
+      'secrets',
+      inNamespace(group<SecretObject>(children, CHILD_TYPES.secret), namespace),
+    ),
+    ...optional('nodes', nodes),
+    allChildren,
+    joinSecret: named<SecretObject>(
+      related,
+      TYPE_KEYS.secret,
+      namespace,
+      spec.bootstrap?.joinSecretRef?.name,
+    ),
+    claim: named<ClaimObject>(
+      related,
+      claimKey,
+      namespace,
+      spec.gpu.resourceClaimName ?? spec.gpu.resourceClaimTemplateName,
+    ),
+    ...optional('consumerPods', consumerPods),
+    bootstrapTemplate: templateOf(capi?.bootstrapConfigTemplateRef),
+    infrastructureTemplate: templateOf(capi?.infrastructureTemplateRef),
+    ...optional(
+      'bootstrapClones',
+      capi && cloneNames(related, capi.bootstrapConfigTemplateRef, pool.metadata.name, namespace),
+    ),
+    ...optional(
+      'infrastructureClones',
+      capi && cloneNames(related, capi.infrastructureTemplateRef, pool.metadata.name, namespace),
+    ),
+  };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+/** The first device request name of a ResourceClaim or ResourceClaimTemplate. */
+export function gpuRequestName(claim: ClaimObject | undefined): string | undefined {
+  const requests = claim?.spec?.devices?.requests ?? claim?.spec?.spec?.devices?.requests;
+  const name = Array.isArray(requests) ? requests[0]?.name : undefined;
+  return typeof name === 'string' && name !== '' ? name : undefined;
+}

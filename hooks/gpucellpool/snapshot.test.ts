@@ -1,0 +1,83 @@
+// Snapshot tests of the rendered children. Each snapshot is the YAML of children the sync hook
+// returns for a fixed request, committed under __snapshots__/. Any difference fails; run with
+// UPDATE_SNAPSHOTS=1 to rewrite the files after an intended change, and review the diff.
+import { expect } from 'chai';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import type { KubernetesObject } from '../metacontroller/protocol.js';
+import type { SecretObject } from './objects.js';
+import {
+  NOW,
+  World,
+  at,
+  capiTemplates,
+  claimTemplate,
+  clusterApiPool,
+  consumerNamespace,
+  joinSecret,
+  kubeVirtPool,
+} from './testing.js';
+
+const SNAPSHOT_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '__snapshots__');
+const UPDATE = process.env['UPDATE_SNAPSHOTS'] === '1';
+
+function yamlOf(objects: readonly KubernetesObject[]): string {
+  return objects
+    .map((object) => stringify(object, { lineWidth: 0, singleQuote: true }))
+    .join('---\n');
+}
+
+function matchSnapshot(name: string, text: string): void {
+  const file = path.join(SNAPSHOT_DIR, `${name}.yaml`);
+  if (UPDATE || !existsSync(file)) {
+    if (!UPDATE) {
+      throw new Error(`snapshot ${file} is missing; run with UPDATE_SNAPSHOTS=1 to write it`);
+    }
+    mkdirSync(SNAPSHOT_DIR, { recursive: true });
+    writeFileSync(file, text);
+    return;
+  }
+  expect(text, `${file} differs; run with UPDATE_SNAPSHOTS=1 if the change is intended`).to.equal(
+    readFileSync(file, 'utf8'),
+  );
+}
+
+/** The Secret with its user-data decoded, so that the snapshot shows what the cell boots with. */
+function readable(secret: SecretObject): KubernetesObject {
+  const data = Object.fromEntries(
+    Object.entries(secret.data ?? {}).map(([key, value]) => [
+      key,
+      `(base64 of) ${Buffer.from(value, 'base64').toString('utf8')}`,
+    ]),
+  );
+  return { ...secret, data } as KubernetesObject;
+}
+
+describe('GPUCellPool children snapshots', () => {
+  it('the KubeVirt VM of samples/gpucellpool-full.yaml (uefi, claim template, Multus)', () => {
+    const world = new World(kubeVirtPool(), [joinSecret(), claimTemplate(), consumerNamespace()]);
+    const response = world.sync(NOW);
+    matchSnapshot(
+      'kubevirt-virtualmachine',
+      yamlOf(response.children.filter((child) => child.kind === 'VirtualMachine').slice(0, 1)),
+    );
+  });
+
+  it('the rendered user-data Secret of cell a100-0', () => {
+    const world = new World(kubeVirtPool(), [joinSecret(), claimTemplate(), consumerNamespace()]);
+    const response = world.sync(NOW);
+    const secret = response.children.find((child) => child.kind === 'Secret') as SecretObject;
+    matchSnapshot('user-data-secret', yamlOf([readable(secret)]));
+  });
+
+  it('the Cluster API Machine of samples/gpucellpool-clusterapi.yaml and its clones', () => {
+    const world = new World(clusterApiPool(), [...capiTemplates(), consumerNamespace()]);
+    const first = world.sync(NOW);
+    const second = world.sync(at(5));
+    const machine = first.children.filter((child) => child.kind === 'Machine');
+    const clones = second.children.filter((child) => child.kind !== 'Machine');
+    matchSnapshot('clusterapi-machine', yamlOf([...machine, ...clones]));
+  });
+});

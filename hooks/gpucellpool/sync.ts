@@ -1,0 +1,844 @@
+/**
+ * The kubecell-gpucellpool sync and finalize hooks.
+ *
+ * Sync, in order:
+ * 1. Observe. Without the pool's machines, Secrets or Nodes in the request, every observed child
+ *    is returned as it is and the status is kept: nothing is created or deleted on a guess.
+ * 2. Bootstrap and GPU: the join Secret's template (or the Cluster API bootstrap template), the
+ *    GPU claim's device request, the Cluster API infrastructure template. A cell whose machine
+ *    does not exist yet is created only when all of them are usable; existing children are kept
+ *    as observed otherwise.
+ * 3. Cells, from `status.cells` (the only memory): each cell's machine and current Node. A cell
+ *    that had joined and whose machine has disappeared gets a new incarnation (new machine name,
+ *    new firmware UUID, new Node name).
+ * 4. Size: spec.replicas, or the autoscaler's decision. Missing cells are added (lowest free
+ *    ordinal); surplus cells are retired: not Ready ones first, then idle, then busy, newest
+ *    first (the autoscaler names its own choice: idle past the delay, newest first).
+ * 5. Retirement, never eviction: the Node is cordoned and tainted kubecell.io/retiring:NoSchedule;
+ *    once no consumer pod holds the GPU the machine (and its user-data Secret) is left out, so
+ *    Metacontroller deletes it; once the machine is gone, the Node is left out too.
+ * 6. Nodes: a Node is the current Node of a cell when its systemUUID equals the cell's firmware
+ *    UUID (case-insensitively; Cluster API: the Machine's nodeRef or providerID). Current Nodes
+ *    are returned (identity only); any other pool Node is left out and so deleted: a Node of an
+ *    earlier incarnation or of a removed cell is reaped and never counts as Ready.
+ * 7. Status, returned whole; for the same request and clock it is byte-identical.
+ *
+ * Finalize runs the same with a desired size of 0 and answers `finalized: true` once every cell
+ * and child is gone (at once with the annotation `kubecell.io/skip-cleanup=true`).
+ */
+import type { GPUCellPool, GPUCellPoolStatus, GPUCellStatus } from '../generated/types/index.js';
+import { conditionIsTrue } from '../kube/objects.js';
+import { ANNOTATIONS } from '../kube/labels.js';
+import type {
+  CompositeSyncRequest,
+  CompositeSyncResponse,
+  KubernetesObject,
+} from '../metacontroller/protocol.js';
+import { formatTime, reconcileConditions, type ConditionVerdict } from '../status/conditions.js';
+import { clamp, decideScale, type AutoscaleDecision } from './autoscale.js';
+import type { GPUCellPoolConfig } from './config.js';
+import {
+  BOOTSTRAP_REASONS,
+  FINALIZE_RESYNC_SECONDS,
+  LABEL_KEYS,
+  MAX_CELLS,
+  READY_REASONS,
+  SCALING_REASONS,
+  SPEC_DEFAULTS,
+  type CellPhase,
+} from './constants.js';
+import { holdersByNode, pendingDemand } from './consumers.js';
+import { cellName, cellOrdinal, incarnationOf, machineName, userDataSecretName } from './names.js';
+import type { MachineObject, NodeObject } from './objects.js';
+import { gpuRequestName, observePool, type PoolObservation } from './observe.js';
+import {
+  keptChild,
+  keptNode,
+  renderClone,
+  renderMachine,
+  renderUserDataSecret,
+  renderVirtualMachine,
+  retiringNode,
+  type CellIdentity,
+} from './render.js';
+import {
+  describeProblem,
+  readJoinSecret,
+  renderUserData,
+  type JoinData,
+  type JoinProblem,
+} from './template.js';
+import { firmwareUuid, sameUuid } from './uuid.js';
+
+const CELL_PHASE_SET = new Set<string>([
+  'Provisioning',
+  'NotReady',
+  'Ready',
+  'Retiring',
+  'Deleting',
+  'Failed',
+]);
+
+/** Can new machines be created, and if not, why (a verdict for a condition). */
+type Readiness =
+  | { state: 'ok' }
+  | { state: 'invalid'; reason: string; message: string }
+  | { state: 'unknown'; reason: string; message: string };
+
+interface Bootstrap {
+  verdict: ConditionVerdict;
+  /** Opaque bootstrap: the join data, when usable. */
+  join?: JoinData;
+  readiness: Readiness;
+}
+
+function verdict(
+  type: string,
+  status: ConditionVerdict['status'],
+  reason: string,
+  message: string,
+): ConditionVerdict {
+  return { type, status, reason, message };
+}
+
+function assessBootstrap(pool: GPUCellPool, observation: PoolObservation): Bootstrap {
+  const { spec } = pool;
+  const namespace = spec.namespace;
+  const capi = spec.provisioner.clusterAPI;
+  if (spec.provisioner.type === 'ClusterAPI' && capi?.bootstrapConfigTemplateRef !== undefined) {
+    const ref = capi.bootstrapConfigTemplateRef;
+    const where = `${ref.kind} ${namespace}/${ref.name}`;
+    if (!observation.bootstrapTemplate.observed) {
+      const message = `${where} was not observed`;
+      return {
+        verdict: verdict('BootstrapValid', 'Unknown', BOOTSTRAP_REASONS.notObserved, message),
+        readiness: { state: 'unknown', reason: READY_REASONS.notObserved, message },
+      };
+    }
+    if (observation.bootstrapTemplate.object === undefined) {
+      const message = `${where} does not exist; no machine is created`;
+      return {
+        verdict: verdict(
+          'BootstrapValid',
+          'False',
+          BOOTSTRAP_REASONS.bootstrapTemplateNotFound,
+          message,
+        ),
+        readiness: { state: 'invalid', reason: READY_REASONS.bootstrapInvalid, message },
+      };
+    }
+    return {
+      verdict: verdict(
+        'BootstrapValid',
+        'True',
+        BOOTSTRAP_REASONS.clusterAPIBootstrap,
+        `the Cluster API bootstrap provider supplies the join data (cloned from ${where})`,
+      ),
+      readiness: { state: 'ok' },
+    };
+  }
+  const secretName = spec.bootstrap?.joinSecretRef?.name ?? '';
+  const where = `${namespace}/${secretName}`;
+  if (!observation.joinSecret.observed) {
+    const message = `the join Secret ${where} was not observed`;
+    return {
+      verdict: verdict('BootstrapValid', 'Unknown', BOOTSTRAP_REASONS.notObserved, message),
+      readiness: { state: 'unknown', reason: READY_REASONS.notObserved, message },
+    };
+  }
+  const secret = observation.joinSecret.object;
+  if (secret === undefined) {
+    const message = `the join Secret ${where} does not exist; no machine is created`;
+    return {
+      verdict: verdict('BootstrapValid', 'False', BOOTSTRAP_REASONS.joinSecretNotFound, message),
+      readiness: { state: 'invalid', reason: READY_REASONS.bootstrapInvalid, message },
+    };
+  }
+  const read = readJoinSecret(secret.data);
+  if (!read.ok) {
+    const message = describeProblem(read.problem, where);
+    return {
+      verdict: verdict('BootstrapValid', 'False', problemReason(read.problem), message),
+      readiness: { state: 'invalid', reason: READY_REASONS.bootstrapInvalid, message },
+    };
+  }
+  return {
+    verdict: verdict(
+      'BootstrapValid',
+      'True',
+      BOOTSTRAP_REASONS.templateValid,
+      `the user-data template of Secret ${where} uses ${read.join.template.used.length === 0 ? 'no variables' : read.join.template.used.join(', ')}`,
+    ),
+    join: read.join,
+    readiness: { state: 'ok' },
+  };
+}
+
+function problemReason(problem: JoinProblem): string {
+  switch (problem.kind) {
+    case 'unknownVariable':
+      return BOOTSTRAP_REASONS.unknownVariable;
+    case 'missingKey':
+      return BOOTSTRAP_REASONS.joinSecretKeyMissing;
+    case 'invalidValue':
+      return BOOTSTRAP_REASONS.joinSecretValueInvalid;
+  }
+}
+
+/** The GPU (KubeVirt) or the infrastructure template (Cluster API) new machines need. */
+function assessMachineInputs(
+  pool: GPUCellPool,
+  observation: PoolObservation,
+): { readiness: Readiness; requestName?: string } {
+  const { spec } = pool;
+  const namespace = spec.namespace;
+  if (spec.provisioner.type === 'ClusterAPI') {
+    const ref = spec.provisioner.clusterAPI?.infrastructureTemplateRef;
+    const where = `${ref?.kind ?? ''} ${namespace}/${ref?.name ?? ''}`;
+    if (!observation.infrastructureTemplate.observed) {
+      return {
+        readiness: {
+          state: 'unknown',
+          reason: READY_REASONS.notObserved,
+          message: `${where} was not observed`,
+        },
+      };
+    }
+    if (observation.infrastructureTemplate.object === undefined) {
+      return {
+        readiness: {
+          state: 'invalid',
+          reason: READY_REASONS.machineTemplateNotFound,
+          message: `${where} does not exist; no machine is created`,
+        },
+      };
+    }
+    return { readiness: { state: 'ok' } };
+  }
+  const named = spec.gpu.resourceClaimName !== undefined;
+  const where = `${named ? 'ResourceClaim' : 'ResourceClaimTemplate'} ${namespace}/${spec.gpu.resourceClaimName ?? spec.gpu.resourceClaimTemplateName ?? ''}`;
+  if (!observation.claim.observed) {
+    return {
+      readiness: {
+        state: 'unknown',
+        reason: READY_REASONS.notObserved,
+        message: `${where} was not observed`,
+      },
+    };
+  }
+  const requestName = gpuRequestName(observation.claim.object);
+  if (observation.claim.object === undefined || requestName === undefined) {
+    return {
+      readiness: {
+        state: 'invalid',
+        reason: READY_REASONS.gpuClaimNotFound,
+        message:
+          observation.claim.object === undefined
+            ? `${where} does not exist; no machine is created`
+            : `${where} has no device request to give the VM; no machine is created`,
+      },
+    };
+  }
+  return { readiness: { state: 'ok' }, requestName };
+}
+
+// --- cells ---
+
+interface Cell {
+  name: string;
+  ordinal: number;
+  incarnation: number;
+  machineName: string;
+  uuid: string;
+  /** The phase recorded before this sync (undefined for a new cell). */
+  previousPhase?: CellPhase;
+  previousSince?: string;
+  retiring: boolean;
+  machine?: MachineObject;
+  node?: NodeObject;
+  /** Consumer pods holding the GPU; undefined when pods were not observed. */
+  holders?: string[];
+  phase: CellPhase;
+}
+
+function previousCells(pool: GPUCellPool): GPUCellStatus[] {
+  const cells = pool.status?.cells;
+  if (!Array.isArray(cells)) return [];
+  const seen = new Set<string>();
+  return cells.filter((cell): cell is GPUCellStatus => {
+    const ok =
+      typeof cell === 'object' &&
+      cell !== null &&
+      typeof cell.name === 'string' &&
+      cell.name !== '' &&
+      !seen.has(cell.name);
+    if (ok) seen.add(cell.name);
+    return ok;
+  });
+}
+
+function identity(cell: Cell): CellIdentity {
+  return {
+    cell: cell.name,
+    machine: cell.machineName,
+    uuid: cell.uuid,
+    secret: userDataSecretName(cell.machineName),
+  };
+}
+
+function compareCells(a: Cell, b: Cell): number {
+  return a.ordinal - b.ordinal || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
+function nodeReady(node: NodeObject): boolean {
+  return conditionIsTrue(node.status?.conditions, 'Ready');
+}
+
+/** The pool Node that is this cell's current Node. */
+function currentNode(
+  pool: GPUCellPool,
+  cell: Pick<Cell, 'uuid' | 'machine'>,
+  nodes: readonly NodeObject[],
+): NodeObject | undefined {
+  if (pool.spec.provisioner.type === 'ClusterAPI') {
+    const nodeRef = cell.machine?.status?.nodeRef?.name;
+    const providerID = cell.machine?.spec?.providerID;
+    return nodes.find(
+      (node) =>
+        (nodeRef !== undefined && node.metadata.name === nodeRef) ||
+        (typeof providerID === 'string' &&
+          providerID !== '' &&
+          node.spec?.providerID === providerID),
+    );
+  }
+  return nodes.find((node) => sameUuid(node.status?.nodeInfo?.systemUUID, cell.uuid));
+}
+
+function uuidFor(pool: GPUCellPool, name: string, incarnation: number): string {
+  return firmwareUuid(pool.metadata.uid ?? '', name, incarnation);
+}
+
+/** Retirement order: not Ready first, then idle, then busy; newest (highest ordinal) first. */
+function retirementRank(cell: Cell): number {
+  switch (cell.phase) {
+    case 'Failed':
+      return 0;
+    case 'Provisioning':
+      return 1;
+    case 'NotReady':
+      return 2;
+    default:
+      return (cell.holders?.length ?? 0) === 0 ? 3 : 4;
+  }
+}
+
+// --- the hook ---
+
+export interface SyncOptions {
+  config: GPUCellPoolConfig;
+  now: Date;
+  finalizing: boolean;
+}
+
+export interface PoolSync {
+  response: CompositeSyncResponse;
+  /** Cells and children still there (for finalize). */
+  remaining: number;
+}
+
+export function syncGPUCellPool(
+  request: CompositeSyncRequest<GPUCellPool>,
+  config: GPUCellPoolConfig,
+  now: Date,
+): CompositeSyncResponse {
+  return reconcilePool(request, { config, now, finalizing: false }).response;
+}
+
+export function finalizeGPUCellPool(
+  request: CompositeSyncRequest<GPUCellPool>,
+  config: GPUCellPoolConfig,
+  now: Date,
+): CompositeSyncResponse {
+  const skip = request.parent.metadata.annotations?.[ANNOTATIONS.skipCleanup] === 'true';
+  const { response, remaining } = reconcilePool(request, { config, now, finalizing: true });
+  const finalized = skip || remaining === 0;
+  const { resyncAfterSeconds, ...rest } = response;
+  return {
+    ...rest,
+    finalized,
+    ...(finalized ? {} : { resyncAfterSeconds: resyncAfterSeconds ?? FINALIZE_RESYNC_SECONDS }),
+  };
+}
+
+export function reconcilePool(
+  request: CompositeSyncRequest<GPUCellPool>,
+  options: SyncOptions,
+): PoolSync {
+  const { config, now, finalizing } = options;
+  const pool = request.parent;
+  const { spec } = pool;
+  const previous: GPUCellPoolStatus =
+    typeof pool.status === 'object' && pool.status !== null ? pool.status : {};
+  const generation = pool.metadata.generation;
+  const deleting = finalizing || pool.metadata.deletionTimestamp !== undefined;
+  const observation = observePool(pool, request.children, request.related, config);
+
+  // 1. Without the children groups, hold everything as it is.
+  if (
+    observation.machines === undefined ||
+    observation.secrets === undefined ||
+    observation.nodes === undefined
+  ) {
+    return holdEverything(pool, previous, observation, now);
+  }
+  const { machines, secrets, nodes } = observation;
+
+  // 2. What new machines need.
+  const bootstrap = assessBootstrap(pool, observation);
+  const machineInputs = assessMachineInputs(pool, observation);
+  const blocker: Readiness =
+    bootstrap.readiness.state !== 'ok' ? bootstrap.readiness : machineInputs.readiness;
+
+  // 3. Cells from status.
+  const holders =
+    observation.consumerPods && holdersByNode(observation.consumerPods, config.gpuResource);
+  /** A cell with its machine, current Node and the consumer pods holding its GPU. */
+  const buildCell = (
+    name: string,
+    incarnation: number,
+    recorded: Partial<Pick<Cell, 'previousPhase' | 'previousSince' | 'uuid'>> = {},
+    retiring = false,
+  ): Cell => {
+    const machine = machines.get(machineName(name, incarnation));
+    const cell: Cell = {
+      name,
+      ordinal: cellOrdinal(pool.metadata.name, name) ?? Number.MAX_SAFE_INTEGER,
+      incarnation,
+      machineName: machineName(name, incarnation),
+      uuid:
+        spec.provisioner.type === 'ClusterAPI'
+          ? (recorded.uuid ?? '')
+          : uuidFor(pool, name, incarnation),
+      ...(recorded.previousPhase !== undefined ? { previousPhase: recorded.previousPhase } : {}),
+      ...(recorded.previousSince !== undefined ? { previousSince: recorded.previousSince } : {}),
+      retiring,
+      ...(machine ? { machine } : {}),
+      phase: recorded.previousPhase ?? 'Provisioning',
+    };
+    const node = currentNode(pool, cell, nodes);
+    if (node) cell.node = node;
+    if (holders) cell.holders = node ? (holders.get(node.metadata.name) ?? []) : [];
+    cell.phase = retiring ? cell.phase : activePhase(cell, blocker);
+    return cell;
+  };
+  const cells: Cell[] = [];
+  for (const recorded of previousCells(pool)) {
+    const incarnation = incarnationOf(recorded.name, recorded.vm) ?? 0;
+    const previousPhase = CELL_PHASE_SET.has(String(recorded.phase))
+      ? (recorded.phase as CellPhase)
+      : undefined;
+    const retiring = previousPhase === 'Retiring' || previousPhase === 'Deleting';
+    const lost =
+      !retiring &&
+      !machines.has(machineName(recorded.name, incarnation)) &&
+      (previousPhase === 'Ready' || previousPhase === 'NotReady');
+    cells.push(
+      lost
+        ? // The machine of a cell that had joined is gone: start a new incarnation, whose Node
+          // will have another name and firmware UUID than the one left behind.
+          buildCell(recorded.name, incarnation + 1)
+        : buildCell(
+            recorded.name,
+            incarnation,
+            {
+              ...(previousPhase !== undefined ? { previousPhase } : {}),
+              ...(recorded.since !== undefined ? { previousSince: recorded.since } : {}),
+              ...(recorded.systemUUID !== undefined ? { uuid: recorded.systemUUID } : {}),
+            },
+            retiring,
+          ),
+    );
+  }
+  // A machine of this pool whose cell the status does not list (the status was lost or
+  // rewritten) is taken back as its cell rather than deleted with its Node.
+  const listed = new Set(cells.map((cell) => cell.name));
+  const orphans = new Map<string, number>();
+  for (const machine of machines.values()) {
+    const name = machine.metadata.labels?.[LABEL_KEYS.cell];
+    if (
+      name === undefined ||
+      listed.has(name) ||
+      cellOrdinal(pool.metadata.name, name) === undefined
+    )
+      continue;
+    const incarnation = incarnationOf(name, machine.metadata.name);
+    if (incarnation === undefined) continue;
+    orphans.set(name, Math.max(incarnation, orphans.get(name) ?? incarnation));
+  }
+  for (const [name, incarnation] of [...orphans].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    cells.push(buildCell(name, incarnation));
+  }
+
+  // 4. Size.
+  const active = () => cells.filter((cell) => !cell.retiring);
+  const scaling = decideSize(pool, previous, active(), observation, config, now, deleting);
+  const desired = scaling.desired;
+  const toAdd = desired - active().length;
+  if (toAdd > 0) {
+    const used = new Set(cells.map((cell) => cell.ordinal));
+    for (let ordinal = 0, added = 0; added < toAdd && cells.length < MAX_CELLS; ordinal++) {
+      if (used.has(ordinal)) continue;
+      cells.push(buildCell(cellName(pool.metadata.name, ordinal), 0));
+      added += 1;
+    }
+  } else if (toAdd < 0) {
+    const preferred = new Map(scaling.retire.map((name, index) => [name, index]));
+    const victims = active()
+      .sort(
+        (a, b) =>
+          (preferred.get(a.name) ?? Infinity) - (preferred.get(b.name) ?? Infinity) ||
+          retirementRank(a) - retirementRank(b) ||
+          b.ordinal - a.ordinal,
+      )
+      .slice(0, -toAdd);
+    for (const cell of victims) {
+      cell.retiring = true;
+      cell.phase = 'Retiring';
+    }
+  }
+
+  // 5. Children of each cell, retirement, and the Nodes.
+  const children: KubernetesObject[] = [];
+  const keptNodes = new Map<string, KubernetesObject>();
+  const survivors: Cell[] = [];
+  for (const cell of cells.sort(compareCells)) {
+    const id = identity(cell);
+    const secret = secrets.get(id.secret);
+    if (!cell.retiring) {
+      children.push(
+        ...activeChildren(pool, cell, id, secret, observation, bootstrap, machineInputs, blocker),
+      );
+      if (cell.node) keptNodes.set(cell.node.metadata.name, keptNode(cell.node));
+      survivors.push(cell);
+      continue;
+    }
+    const busy = cell.holders === undefined || cell.holders.length > 0;
+    if (cell.machine !== undefined && busy && cell.node !== undefined) {
+      // Kept, not created: the same rendering as for a live cell, without the clones.
+      cell.phase = 'Retiring';
+      children.push(
+        ...activeChildren(pool, cell, id, secret, observation, bootstrap, machineInputs, blocker, {
+          clones: false,
+        }),
+      );
+    } else if (cell.machine !== undefined) {
+      cell.phase = 'Deleting';
+    }
+    if (cell.node !== undefined && cell.machine !== undefined) {
+      keptNodes.set(cell.node.metadata.name, retiringNode(cell.node));
+    }
+    if (cell.machine !== undefined || cell.node !== undefined) {
+      if (cell.machine === undefined) cell.phase = 'Deleting';
+      survivors.push(cell);
+    }
+  }
+  // Any other pool Node is stale: it is left out, and so deleted. Exceptions that are kept as
+  // they are: a Node that has not reported its systemUUID yet (KubeVirt), and, for Cluster API,
+  // every Node while some Machine has neither a providerID nor a nodeRef to match it by.
+  const unmatchedGrace =
+    spec.provisioner.type === 'ClusterAPI' &&
+    survivors.some(
+      (cell) =>
+        !cell.retiring &&
+        cell.machine !== undefined &&
+        !cell.machine.spec?.providerID &&
+        !cell.machine.status?.nodeRef?.name,
+    );
+  for (const node of nodes) {
+    if (keptNodes.has(node.metadata.name)) continue;
+    const unreported = spec.provisioner.type === 'KubeVirt' && !node.status?.nodeInfo?.systemUUID;
+    if (!deleting && (unreported || unmatchedGrace)) {
+      keptNodes.set(node.metadata.name, keptNode(node));
+    }
+  }
+  children.push(
+    ...[...keptNodes.keys()].sort().map((name) => keptNodes.get(name) as KubernetesObject),
+  );
+
+  // 6. Status.
+  const cellStatuses = survivors.map((cell) =>
+    cellStatus(cell, spec.provisioner.type === 'ClusterAPI', now),
+  );
+  const activeCells = survivors.filter((cell) => !cell.retiring);
+  const readyReplicas = cellStatuses.filter((cell) => cell.phase === 'Ready').length;
+  const verdicts: ConditionVerdict[] = [
+    readyVerdict(deleting, activeCells, desired, blocker),
+    verdict('ScalingActive', scaling.status, scaling.reason, scaling.message),
+    bootstrap.verdict,
+  ];
+  const status: GPUCellPoolStatus = {
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+    replicas: cellStatuses.length,
+    readyReplicas,
+    desiredReplicas: desired,
+    cells: cellStatuses,
+    conditions: reconcileConditions(previous.conditions, verdicts, now, generation),
+  };
+  return {
+    response: {
+      status,
+      children,
+      ...(scaling.resyncAfterSeconds !== undefined
+        ? { resyncAfterSeconds: scaling.resyncAfterSeconds }
+        : {}),
+    },
+    remaining: cellStatuses.length + observation.allChildren.length,
+  };
+}
+
+/** The phase of a cell that is not retiring, from what is observed. */
+function activePhase(cell: Cell, blocker: Readiness): CellPhase {
+  if (cell.node) return nodeReady(cell.node) ? 'Ready' : 'NotReady';
+  if (cell.machine === undefined && blocker.state === 'invalid') return 'Failed';
+  return 'Provisioning';
+}
+
+function activeChildren(
+  pool: GPUCellPool,
+  cell: Cell,
+  id: CellIdentity,
+  secret: KubernetesObject | undefined,
+  observation: PoolObservation,
+  bootstrap: Bootstrap,
+  machineInputs: { readiness: Readiness; requestName?: string },
+  blocker: Readiness,
+  options: { clones: boolean } = { clones: true },
+): KubernetesObject[] {
+  const { spec } = pool;
+  const capi = spec.provisioner.type === 'ClusterAPI' ? spec.provisioner.clusterAPI : undefined;
+  const opaque = capi === undefined || capi.bootstrapConfigTemplateRef === undefined;
+  const out: KubernetesObject[] = [];
+  // The machine. A Cluster API Machine is rendered from names alone; a VM needs the GPU request.
+  if (cell.machine === undefined && blocker.state !== 'ok') {
+    // Nothing new is created; a Secret left from before is kept as it is.
+    return secret !== undefined ? [keptChild(secret)] : [];
+  }
+  if (capi !== undefined) {
+    out.push(renderMachine(pool, id));
+  } else if (machineInputs.requestName !== undefined) {
+    out.push(renderVirtualMachine(pool, id, machineInputs.requestName));
+  } else if (cell.machine !== undefined) {
+    out.push(keptChild(cell.machine));
+  }
+  // The user-data Secret.
+  if (opaque) {
+    if (bootstrap.join !== undefined) {
+      const userData = renderUserData(bootstrap.join, {
+        cellName: cell.name,
+        nodeName: cell.machineName,
+        poolName: pool.metadata.name,
+        poolUid: pool.metadata.uid ?? '',
+        machineProfile: spec.machineProfile,
+      });
+      out.push(renderUserDataSecret(pool, id, userData));
+    } else if (secret !== undefined) {
+      out.push(keptChild(secret));
+    }
+  }
+  // The Cluster API clones, once the Machine exists (they name it as their controller) and as
+  // long as they have not been seen: afterwards they belong to the Machine.
+  if (options.clones && capi !== undefined && cell.machine?.metadata.uid !== undefined) {
+    const roles = [
+      {
+        ref: capi.bootstrapConfigTemplateRef,
+        template: observation.bootstrapTemplate.object,
+        clones: observation.bootstrapClones,
+      },
+      {
+        ref: capi.infrastructureTemplateRef,
+        template: observation.infrastructureTemplate.object,
+        clones: observation.infrastructureClones,
+      },
+    ];
+    for (const { ref, template, clones } of roles) {
+      if (ref === undefined || template === undefined || clones === undefined) continue;
+      if (clones.has(cell.machineName)) continue;
+      out.push(renderClone(pool, id, ref, template, cell.machine));
+    }
+  }
+  return out;
+}
+
+function cellStatus(cell: Cell, clusterAPI: boolean, now: Date): GPUCellStatus {
+  const samePhase = cell.previousPhase === cell.phase;
+  let since: string | undefined = samePhase ? cell.previousSince : formatTime(now);
+  if (cell.phase === 'Ready' && cell.holders !== undefined) {
+    // A Ready cell's `since` is when its GPU was last seen idle; absent while a consumer pod
+    // holds it. That is the memory the autoscaler's scale-down delay is measured with.
+    if (cell.holders.length > 0) since = undefined;
+    else if (!samePhase || cell.previousSince === undefined) since = formatTime(now);
+  }
+  // KubeVirt: the UUID the pool gave the incarnation. Cluster API: what its Node reports (the
+  // infrastructure provider decides it), kept while the Node is away.
+  const reported = cell.node?.status?.nodeInfo?.systemUUID;
+  const systemUUID = clusterAPI ? (reported ?? cell.uuid) : cell.uuid;
+  return {
+    name: cell.name,
+    vm: cell.machineName,
+    ...(cell.node ? { node: cell.node.metadata.name } : {}),
+    ...(systemUUID ? { systemUUID } : {}),
+    phase: cell.phase,
+    ...(since !== undefined ? { since } : {}),
+  };
+}
+
+function decideSize(
+  pool: GPUCellPool,
+  previous: GPUCellPoolStatus,
+  active: readonly Cell[],
+  observation: PoolObservation,
+  config: GPUCellPoolConfig,
+  now: Date,
+  deleting: boolean,
+): AutoscaleDecision {
+  const { spec } = pool;
+  const replicas = spec.replicas ?? SPEC_DEFAULTS.replicas;
+  const autoscaling = spec.autoscaling;
+  if (deleting) {
+    return {
+      desired: 0,
+      status: autoscaling ? 'True' : 'False',
+      reason: autoscaling ? SCALING_REASONS.scalingDown : SCALING_REASONS.autoscalingDisabled,
+      message: 'the pool is being deleted: every cell is retired',
+      retire: [],
+    };
+  }
+  if (autoscaling === undefined) {
+    return {
+      desired: replicas,
+      status: 'False',
+      reason: SCALING_REASONS.autoscalingDisabled,
+      message: `spec.autoscaling is not set; the pool runs spec.replicas (${replicas}) cells`,
+      retire: [],
+    };
+  }
+  const min = autoscaling.minReplicas ?? SPEC_DEFAULTS.minReplicas;
+  const max = autoscaling.maxReplicas;
+  const recorded = previous.desiredReplicas;
+  const start =
+    typeof recorded === 'number' && Number.isInteger(recorded) && recorded >= 0
+      ? recorded
+      : replicas;
+  return decideScale({
+    minReplicas: min,
+    maxReplicas: Math.max(min, max),
+    scaleDownDelaySeconds: autoscaling.scaleDownDelaySeconds ?? SPEC_DEFAULTS.scaleDownDelaySeconds,
+    previous: clamp(start, min, Math.max(min, max)),
+    cells: active.map((cell) => {
+      const idleSince =
+        cell.phase === 'Ready' &&
+        cell.holders !== undefined &&
+        cell.holders.length === 0 &&
+        cell.previousPhase === 'Ready' &&
+        cell.previousSince !== undefined
+          ? new Date(cell.previousSince)
+          : cell.phase === 'Ready' && cell.holders !== undefined && cell.holders.length === 0
+            ? now
+            : undefined;
+      return {
+        name: cell.name,
+        ordinal: cell.ordinal,
+        ready: cell.phase === 'Ready',
+        ...(idleSince !== undefined && !Number.isNaN(idleSince.getTime()) ? { idleSince } : {}),
+      };
+    }),
+    ...(observation.consumerPods !== undefined
+      ? {
+          pending: pendingDemand(
+            observation.consumerPods,
+            config.gpuResource,
+            pool.metadata.name,
+            spec.machineProfile,
+          ),
+        }
+      : {}),
+    now,
+  });
+}
+
+function readyVerdict(
+  deleting: boolean,
+  active: readonly Cell[],
+  desired: number,
+  blocker: Readiness,
+): ConditionVerdict {
+  if (deleting) {
+    return verdict(
+      'Ready',
+      'False',
+      READY_REASONS.deleting,
+      'the pool is being deleted; its cells are retired',
+    );
+  }
+  const notReady = active.filter((cell) => cell.phase !== 'Ready');
+  const missing = desired - active.length;
+  const waiting = notReady.some((cell) => cell.machine === undefined) || missing > 0;
+  if (waiting && blocker.state !== 'ok') {
+    return verdict('Ready', 'False', blocker.reason, blocker.message);
+  }
+  if (notReady.length > 0 || missing > 0) {
+    const parts = notReady.map((cell) => `${cell.name} is ${cell.phase}`);
+    if (missing > 0) parts.push(`${missing} more to create`);
+    return verdict(
+      'Ready',
+      'False',
+      READY_REASONS.cellsNotReady,
+      `${active.length - notReady.length} of ${desired} cells Ready: ${parts.join(', ')}`,
+    );
+  }
+  return verdict(
+    'Ready',
+    'True',
+    READY_REASONS.allCellsReady,
+    `${desired} of ${desired} cells Ready`,
+  );
+}
+
+/** Without the children groups: return the observed children as they are, keep the status. */
+function holdEverything(
+  pool: GPUCellPool,
+  previous: GPUCellPoolStatus,
+  observation: PoolObservation,
+  now: Date,
+): PoolSync {
+  const missing = [
+    observation.machines === undefined
+      ? pool.spec.provisioner.type === 'ClusterAPI'
+        ? 'Machines'
+        : 'VirtualMachines'
+      : undefined,
+    observation.secrets === undefined ? 'Secrets' : undefined,
+    observation.nodes === undefined ? 'Nodes' : undefined,
+  ].filter((item): item is string => item !== undefined);
+  const message = `not observed: ${missing.join(', ')}; every child is kept as it is`;
+  const kept = (previous.conditions ?? []).filter((condition) => condition.type !== 'Ready');
+  const verdicts: ConditionVerdict[] = [
+    verdict('Ready', 'False', READY_REASONS.notObserved, message),
+    ...kept.map((condition) =>
+      verdict(condition.type, condition.status, condition.reason, condition.message),
+    ),
+  ];
+  const generation = pool.metadata.generation;
+  const status: GPUCellPoolStatus = {
+    ...previous,
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+    conditions: reconcileConditions(previous.conditions, verdicts, now, generation),
+  };
+  const children = observation.allChildren.map((child) =>
+    child.kind === 'Node' ? keptNode(child as NodeObject) : keptChild(child),
+  );
+  return {
+    response: { status, children },
+    remaining: (previous.cells?.length ?? 0) + children.length,
+  };
+}

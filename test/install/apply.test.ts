@@ -1,0 +1,147 @@
+// The whole install, as a user runs it, against the real apiserver of the local control plane:
+// `kubectl apply -k manifests/` and `kubectl apply -k metacontroller/` pass a server-side
+// dry-run; the hook server's Pod passes the "restricted" Pod Security Standard that
+// kubecell-system enforces; and the documented kustomize patch moves the ClusterRoleBinding to
+// another Metacontroller ServiceAccount. No kubelet runs here, so no Pod starts; nothing is
+// persisted (the webhook configurations would refuse the other tests' objects).
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import type { ControlPlane } from '../cluster/control-plane.js';
+import { installKubeCellApi, kubectlOk } from '../cluster/kubecell.js';
+import { CLUSTER_SETUP_TIMEOUT_MS, getCluster } from '../cluster/shared-cluster.js';
+import { findObject, isObject, repoRoot, type Json } from './support.js';
+
+function documents(text: string): Json[] {
+  return parseAllDocuments(text)
+    .map((doc) => doc.toJS() as unknown)
+    .filter(isObject);
+}
+
+describe('install: kubectl apply -k, server-side dry-run', function () {
+  let cluster: ControlPlane;
+
+  before(async function () {
+    this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
+    cluster = await getCluster();
+    // The CRDs of k3k, OCM and Metacontroller that a real platform has, and kubecell-system.
+    await installKubeCellApi(cluster);
+  });
+
+  for (const dir of ['manifests', 'metacontroller']) {
+    it(`kubectl apply -k ${dir}/ --dry-run=server`, async function () {
+      this.timeout(60_000);
+      const result = await cluster.kubectl([
+        'apply',
+        '-k',
+        path.join(repoRoot, dir),
+        '--dry-run=server',
+      ]);
+      expect(result.code, `${result.stderr}${result.stdout}`).to.equal(0);
+      // The shared cluster created kubecell-system and the CRDs imperatively; kubectl apply says
+      // so. Any other warning (a deprecated API, a Pod Security violation) fails.
+      const warnings = result.stderr
+        .split('\n')
+        .filter((line) => line !== '')
+        .filter((line) => !line.includes('missing the kubectl.kubernetes.io/last-applied'));
+      expect(warnings, 'no warnings').to.deep.equal([]);
+      const built = documents(await kubectlOk(cluster, ['kustomize', path.join(repoRoot, dir)]));
+      // One line per object: "<kind>.<group>/<name> created|configured|unchanged (server dry run)"
+      const lines = result.stdout.trim().split('\n');
+      expect(lines).to.have.length(built.length);
+      for (const line of lines) expect(line).to.match(/\(server dry run\)$/);
+    });
+  }
+
+  it('the hook server Pod is admitted under Pod Security "restricted"', async function () {
+    this.timeout(60_000);
+    const built = documents(
+      await kubectlOk(cluster, ['kustomize', path.join(repoRoot, 'manifests')]),
+    );
+    const namespace = findObject(built, 'Namespace', 'kubecell-system');
+    const labels = (namespace.metadata as Json).labels as Record<string, string>;
+    expect(labels['pod-security.kubernetes.io/enforce']).to.equal('restricted');
+
+    // A namespace of this test's own with the same labels, and the Deployment's Pod in it.
+    const name = `kubecell-psa-${randomBytes(3).toString('hex')}`;
+    await kubectlOk(cluster, ['create', 'namespace', name]);
+    try {
+      await kubectlOk(cluster, [
+        'label',
+        'namespace',
+        name,
+        ...Object.entries(labels)
+          .filter(([key]) => key.startsWith('pod-security.kubernetes.io/'))
+          .map(([key, value]) => `${key}=${value}`),
+      ]);
+      await kubectlOk(cluster, ['create', 'serviceaccount', 'kubecell-hooks', '-n', name]);
+      const template = (findObject(built, 'Deployment', 'kubecell-hooks').spec as Json)
+        .template as Json;
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { ...(template.metadata as Json), name: 'kubecell-hooks', namespace: name },
+        spec: template.spec,
+      };
+      const result = await cluster.kubectl(
+        ['create', '--dry-run=server', '-f', '-', '-o', 'name'],
+        { input: JSON.stringify(pod) },
+      );
+      expect(result.code, result.stderr).to.equal(0);
+      expect(result.stderr, 'no Pod Security warning').to.equal('');
+
+      // The control: the same Pod without its container securityContext is refused, so the
+      // namespace does enforce the standard.
+      const spec = structuredClone(template.spec) as Json;
+      for (const container of spec.containers as Json[]) delete container.securityContext;
+      const refused = await cluster.kubectl(['create', '--dry-run=server', '-f', '-'], {
+        input: JSON.stringify({ ...pod, spec }),
+      });
+      expect(refused.code).to.not.equal(0);
+      expect(refused.stderr).to.include('violates PodSecurity "restricted');
+    } finally {
+      await cluster.kubectl(['delete', 'namespace', name, '--wait=false']);
+    }
+  });
+
+  it('the documented patch binds the role to another Metacontroller ServiceAccount', async function () {
+    this.timeout(60_000);
+    const overlay = mkdtempSync(path.join(os.tmpdir(), 'kubecell-overlay-'));
+    try {
+      writeFileSync(
+        path.join(overlay, 'kustomization.yaml'),
+        stringify({
+          apiVersion: 'kustomize.config.k8s.io/v1beta1',
+          kind: 'Kustomization',
+          resources: [path.relative(overlay, path.join(repoRoot, 'manifests'))],
+          patches: [
+            {
+              target: { kind: 'ClusterRoleBinding', name: 'kubecell-metacontroller' },
+              patch: stringify([
+                {
+                  op: 'replace',
+                  path: '/subjects/0',
+                  value: {
+                    kind: 'ServiceAccount',
+                    name: 'metacontroller',
+                    namespace: 'platform-system',
+                  },
+                },
+              ]),
+            },
+          ],
+        }),
+      );
+      const built = documents(await kubectlOk(cluster, ['kustomize', overlay]));
+      const binding = findObject(built, 'ClusterRoleBinding', 'kubecell-metacontroller');
+      expect(binding.subjects).to.deep.equal([
+        { kind: 'ServiceAccount', name: 'metacontroller', namespace: 'platform-system' },
+      ]);
+    } finally {
+      rmSync(overlay, { recursive: true, force: true });
+    }
+  });
+});
