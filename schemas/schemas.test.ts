@@ -555,6 +555,50 @@ describe('schemas', () => {
       expectRejected(p, /required when spec\.provisioner\.type is KubeVirt/);
     });
 
+    it('GPUCellPool: a DNS-label name of at most 40 characters', () => {
+      const long = pool();
+      (long.metadata as JsonObject).name = 'a'.repeat(41);
+      expectRejected(long, /metadata\.name of a GPUCellPool must be a DNS label of at most 40/);
+      const dotted = pool();
+      (dotted.metadata as JsonObject).name = 'a100.pool';
+      expectRejected(dotted, /must be a DNS label/);
+      const fine = pool();
+      (fine.metadata as JsonObject).name = 'a'.repeat(40);
+      expect(errorsOf(fine)).to.deep.equal([]);
+    });
+
+    it('GPUCellPool: spec.namespace and spec.provisioner.type are immutable', () => {
+      const before = pool();
+      const moved = clone(before);
+      spec(moved).namespace = 'elsewhere';
+      expectRejected(moved, /spec\.namespace is immutable/, before);
+      const capi = sampleOf('gpucellpool-clusterapi.yaml');
+      const switched = clone(capi);
+      spec(switched).provisioner = clone(spec(before).provisioner as JsonObject);
+      spec(switched).bootstrap = clone(spec(before).bootstrap as JsonObject);
+      expectRejected(switched, /spec\.provisioner\.type is immutable/, capi);
+      const rescaled = clone(before);
+      spec(rescaled).replicas = 3;
+      expect(errorsOf(rescaled, before)).to.deep.equal([]);
+    });
+
+    it('GPUCellPool: the network name default is reserved for the pod network', () => {
+      const p = pool();
+      const kubeVirt = (spec(p).provisioner as JsonObject).kubeVirt as JsonObject;
+      kubeVirt.networks = [
+        { name: 'default', networkAttachmentDefinition: 'kubecell-cells/storage-net' },
+      ];
+      expectRejected(p, /the name default is reserved for the pod network/);
+    });
+
+    it('VirtualCluster: a name of at most 63 characters', () => {
+      const vc = sampleOf('virtualcluster-full.yaml');
+      (vc.metadata as JsonObject).name = 'a'.repeat(64);
+      expectRejected(vc, /metadata\.name of a VirtualCluster must be at most 63 characters/);
+      (vc.metadata as JsonObject).name = 'a'.repeat(63);
+      expect(errorsOf(vc)).to.deep.equal([]);
+    });
+
     it('GPUCellPool: provisioner config matches its type', () => {
       const p = pool();
       (spec(p).provisioner as JsonObject).type = 'ClusterAPI';

@@ -79,15 +79,56 @@ export function toCel(schema: RuleSchema | undefined, value: unknown): CelInput 
   if (Array.isArray(value)) return value.map((item) => toCel(schema?.items, item));
   if (isObject(value)) {
     return new Map(
-      Object.entries(value).map(([key, child]) => [
-        key,
-        toCel(schema?.properties?.[key] ?? (schema ? mapValueSchema(schema) : undefined), child),
-      ]),
+      Object.entries(value).map(([key, child]) => {
+        const property = schema?.properties?.[key];
+        const childSchema = property ?? (schema ? mapValueSchema(schema) : undefined);
+        // Fields are reached by their escaped names; map keys stay as they are.
+        return [property ? escapeFieldName(key) : key, toCel(childSchema, child)];
+      }),
     );
   }
   const integral = schema?.type === 'integer' || schema?.['x-kubernetes-int-or-string'];
   if (typeof value === 'number' && integral && Number.isInteger(value)) return BigInt(value);
   return value as CelInput;
+}
+
+/** CEL keywords a field name must not be written as; Kubernetes escapes them as `__kw__`. */
+const CEL_RESERVED = new Set([
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
+]);
+
+/**
+ * The name a rule uses for a field, escaped as the apiserver escapes it: a CEL keyword such as
+ * `namespace` is `__namespace__`, and `__`, `.`, `-`, `/` in a name become `__underscores__`,
+ * `__dot__`, `__dash__`, `__slash__`.
+ */
+export function escapeFieldName(name: string): string {
+  if (CEL_RESERVED.has(name)) return `__${name}__`;
+  return name
+    .replace(/__/g, '__underscores__')
+    .replace(/\./g, '__dot__')
+    .replace(/-/g, '__dash__')
+    .replace(/\//g, '__slash__');
 }
 
 function describeValue(value: unknown): string {

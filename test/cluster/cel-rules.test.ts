@@ -103,6 +103,23 @@ const poolCases: Case[] = [
     },
     message: 'set exactly one source of join data',
   },
+  {
+    rule: 'a DNS-label name of at most 40 characters',
+    object: () => named(sample('gpucellpool-full.yaml'), 'p'.repeat(41)),
+    message: 'metadata.name of a GPUCellPool must be a DNS label of at most 40 characters',
+  },
+  {
+    rule: 'the network name default is reserved',
+    object: () => {
+      const pool = named(sample('gpucellpool-full.yaml'), 'cel-default-network');
+      const kubeVirt = (spec(pool)['provisioner'] as Json)['kubeVirt'] as Json;
+      kubeVirt['networks'] = [
+        { name: 'default', networkAttachmentDefinition: 'kubecell-cells/storage-net' },
+      ];
+      return pool;
+    },
+    message: 'the name default is reserved for the pod network',
+  },
 ];
 
 describe('CEL rules enforced by the real apiserver', function () {
@@ -166,6 +183,30 @@ describe('CEL rules enforced by the real apiserver', function () {
         '-n',
         'tenant-a',
         'cel-immutable',
+        '--wait=false',
+      ]);
+    }
+  });
+
+  it('VirtualCluster: a name of at most 63 characters', async function () {
+    this.timeout(30_000);
+    const vc = named(sample('virtualcluster-full.yaml'), 'v'.repeat(64));
+    await rejects(vc, 'metadata.name of a VirtualCluster must be at most 63 characters');
+  });
+
+  it('GPUCellPool: spec.namespace is immutable', async function () {
+    this.timeout(30_000);
+    const pool = named(sample('gpucellpool-full.yaml'), 'cel-immutable-namespace');
+    await kubectlOk(cluster, ['create', '-f', '-'], stringify(pool));
+    try {
+      const moved = structuredClone(pool);
+      spec(moved)['namespace'] = 'elsewhere';
+      await rejects(moved, 'spec.namespace is immutable');
+    } finally {
+      await kubectlOk(cluster, [
+        'delete',
+        'gpucellpool',
+        'cel-immutable-namespace',
         '--wait=false',
       ]);
     }

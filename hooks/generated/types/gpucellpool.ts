@@ -212,7 +212,7 @@ systemUUID?: string
  */
 phase?: ("Provisioning" | "NotReady" | "Ready" | "Retiring" | "Deleting" | "Failed")
 /**
- * When the cell entered its current phase (RFC 3339).
+ * When the cell entered its current phase (RFC 3339). For a Ready cell it is when its GPU became idle, and it is absent while a consumer pod holds the GPU: the autoscaler retires cells idle longer than autoscaling.scaleDownDelaySeconds.
  */
 since?: string
 }
