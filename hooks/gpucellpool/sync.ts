@@ -26,6 +26,7 @@
  * Finalize runs the same with a desired size of 0 and answers `finalized: true` once every cell
  * and child is gone (at once with the annotation `kubecell.io/skip-cleanup=true`).
  */
+import { keptChild } from '../metacontroller/kept-child.js';
 import type { GPUCellPool, GPUCellPoolStatus, GPUCellStatus } from '../generated/types/index.js';
 import { conditionIsTrue } from '../kube/objects.js';
 import { ANNOTATIONS } from '../kube/labels.js';
@@ -52,7 +53,6 @@ import { cellName, cellOrdinal, incarnationOf, machineName, userDataSecretName }
 import type { MachineObject, NodeObject } from './objects.js';
 import { gpuRequestName, observePool, type PoolObservation } from './observe.js';
 import {
-  keptChild,
   keptNode,
   renderClone,
   renderMachine,

@@ -18,6 +18,7 @@
  * what remains in `status.cleanup` and answers `finalized: true` once nothing remains, or at
  * once with the annotation `kubecell.io/skip-cleanup=true`.
  */
+import { keptChild } from '../metacontroller/kept-child.js';
 import type {
   ResolvedPlacement,
   ResourceList,
@@ -42,7 +43,6 @@ import { VC_CONDITION_TYPES, VC_REASONS } from './reasons.js';
 import {
   allocatedNodePort,
   childLabels,
-  keptChild,
   planSecret,
   renderApiService,
   renderK3kCluster,
