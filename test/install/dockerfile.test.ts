@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
+import ts from 'typescript';
 import { findObject, kustomizationObjects, repoRoot, type Json } from './support.js';
 
 interface Instruction {
@@ -146,13 +147,21 @@ interface Imports {
   packages: Set<string>;
 }
 
-const SPECIFIERS = [
-  /\b(?:import|export)\s[^'"]*?\bfrom\s*['"]([^'"]+)['"]/g,
-  /\bimport\s*['"]([^'"]+)['"]/g,
-  /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
-  /\brequire\(\s*['"]([^'"]+)['"]\s*\)/g,
-  /\bnew URL\(\s*['"]([^'"]+)['"]\s*,\s*import\.meta\.url/g,
-];
+/** Files a module reads beside its imports, e.g. `new URL('../generated/x.json', import.meta.url)`. */
+const URL_LITERAL = /\bnew URL\(\s*['"]([^'"]+)['"]\s*,\s*import\.meta\.url/g;
+
+/**
+ * The module specifiers of a source file, found by TypeScript's own pre-processor (imports,
+ * re-exports, dynamic imports and require calls), so that text in strings and comments that
+ * merely looks like an import is not taken for one.
+ */
+function specifiersOf(text: string): string[] {
+  const info = ts.preProcessFile(text, true, true);
+  return [
+    ...info.importedFiles.map((file) => file.fileName),
+    ...[...text.matchAll(URL_LITERAL)].map(([, specifier = '']) => specifier),
+  ];
+}
 const URL_TEMPLATE = /\bnew URL\(\s*`([^`]*)`\s*,\s*import\.meta\.url/g;
 
 function packageName(specifier: string): string {
@@ -183,12 +192,10 @@ export function importsOf(entry: string): Imports {
     imports.files.add(file);
     if (!/\.(ts|js|mjs|cjs)$/.test(file)) continue;
     const text = readFileSync(path.join(repoRoot, file), 'utf8');
-    for (const pattern of SPECIFIERS) {
-      for (const [, specifier = ''] of text.matchAll(pattern)) {
-        if (specifier.startsWith('.')) queue.push(resolveRelative(file, specifier));
-        else if (!specifier.startsWith('node:') && !isBuiltin(specifier)) {
-          imports.packages.add(packageName(specifier));
-        }
+    for (const specifier of specifiersOf(text)) {
+      if (specifier.startsWith('.')) queue.push(resolveRelative(file, specifier));
+      else if (!specifier.startsWith('node:') && !isBuiltin(specifier)) {
+        imports.packages.add(packageName(specifier));
       }
     }
     for (const [, template = ''] of text.matchAll(URL_TEMPLATE)) {
