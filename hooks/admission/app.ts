@@ -13,9 +13,11 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { describeBodyError } from '../server/body-errors.js';
 import type { Logger } from '../server/logger.js';
+import { MAX_BODY_DEPTH, nestingDepthExceeds } from '../server/malformed-input.js';
 import type { ClusterLookup } from './lookup.js';
 import type { AdmissionMetrics, AdmissionResult, AdmissionWebhook } from './metrics.js';
 import {
+  deny,
   parseAdmissionReview,
   reviewOf,
   type AdmissionRequest,
@@ -99,6 +101,21 @@ export function createAdmissionApp(deps: AdmissionAppDeps): express.Express {
       } catch (err) {
         // A bug must not take the server down nor let the object through.
         call.error = err instanceof Error ? err.message : String(err);
+        // Nesting no Kubernetes object has (the validators recurse): the request's fault, not ours.
+        const { object, oldObject } = parsed.request;
+        if (
+          nestingDepthExceeds(object, MAX_BODY_DEPTH) ||
+          nestingDepthExceeds(oldObject, MAX_BODY_DEPTH)
+        ) {
+          call.response = deny(
+            parsed.request.uid,
+            400,
+            'BadRequest',
+            `the object nests deeper than ${MAX_BODY_DEPTH} levels; no Kubernetes object does`,
+          );
+          res.status(200).json(reviewOf(call.response));
+          return;
+        }
         logger.error('admission webhook failed', {
           webhook,
           error: call.error,

@@ -62,6 +62,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A field of an untrusted body, for a message: a string cut short, or only its JSON type. */
+function shown(value: unknown): string {
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value);
+  if (value === undefined || value === null) return 'null';
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+}
+
 function optionalString(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
@@ -77,14 +85,14 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
   if (body.kind !== 'AdmissionReview') {
     return {
       ok: false,
-      message: `request body must be an AdmissionReview, got kind ${JSON.stringify(body.kind ?? null)}`,
+      message: `request body must be an AdmissionReview, got kind ${shown(body.kind)}`,
     };
   }
   if (body.apiVersion !== ADMISSION_API_VERSION) {
     return {
       ok: false,
       message:
-        `AdmissionReview apiVersion ${JSON.stringify(body.apiVersion ?? null)} is not supported; ` +
+        `AdmissionReview apiVersion ${shown(body.apiVersion)} is not supported; ` +
         `only ${ADMISSION_API_VERSION} is (set admissionReviewVersions: [v1] in the webhook configuration)`,
     };
   }

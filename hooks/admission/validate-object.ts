@@ -22,9 +22,16 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** Errors of `object` on its own: schema, list keys, then CEL (non-transition rules only). */
 function errorsOf(info: KindInfo, object: unknown, oldObject?: unknown): FieldError[] {
-  const schemaErrors = info.validate(object)
-    ? []
-    : fromAjvErrors(info.schema, object, info.validate.errors);
+  const valid = info.validate(object);
+  const unbounded = (info.validate.errors ?? []).some((error) =>
+    SKIP_RULES_AFTER.has(error.keyword),
+  );
+  const schemaErrors = valid ? [] : fromAjvErrors(info.schema, object, info.validate.errors);
+  // The rules are written for the shapes and sizes the schema allows (the apiserver budgets their
+  // cost by maxItems and friends). Past those bounds, or over a value of another type (a map where
+  // a list should be), a rule such as a uniqueness check over 10,000 items would run for minutes:
+  // the schema errors say what is wrong, so the rules are skipped.
+  if (unbounded) return uniqueErrors([...schemaErrors, ...metadataErrors(object)]);
   schemaErrors.push(...listTypeErrors(info.schema, object));
   schemaErrors.push(...metadataErrors(object));
   let violations;
@@ -44,6 +51,9 @@ function errorsOf(info: KindInfo, object: unknown, oldObject?: unknown): FieldEr
   if (schemaErrors.length > 0) violations = violations.filter((v) => !isEvaluationFailure(v));
   return uniqueErrors([...schemaErrors, ...fromRuleViolations(info.schema, violations)]);
 }
+
+/** Schema errors after which the rules' cost is unbounded: sizes past their limits, wrong types. */
+const SKIP_RULES_AFTER = new Set(['maxItems', 'maxProperties', 'maxLength', 'type']);
 
 /** The only metadata the webhook checks itself: an object has a name (or generateName). */
 function metadataErrors(object: unknown): FieldError[] {

@@ -1,5 +1,7 @@
 import type { Cell } from '../generated/types/index.js';
+import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
 import type { CompositeSyncRequest, CompositeSyncResponse } from '../metacontroller/protocol.js';
+import { QuantityError } from '../quantity/quantity.js';
 import type { CompositeHooks } from '../server/registry.js';
 import type { Clock } from '../status/clock.js';
 import type { CellControllerConfig } from './config.js';
@@ -44,10 +46,30 @@ export function finalizeCell(
   return { status, children: [], finalized, ...(finalized ? {} : { resyncAfterSeconds }) };
 }
 
+/**
+ * The apiserver validates every quantity it stores, so one that does not parse means the request
+ * is not what Metacontroller sends: answer 400 (nothing changes) rather than fail with a 500.
+ */
+function refusingBadQuantities(
+  request: CompositeSyncRequest<Cell>,
+  compute: () => CompositeSyncResponse,
+): CompositeSyncResponse {
+  try {
+    return compute();
+  } catch (err) {
+    if (!(err instanceof QuantityError)) throw err;
+    const { namespace, name } = request.parent.metadata;
+    throw new InvalidHookInputError(
+      `Cell ${namespace ?? ''}/${name}: an observed Node, Pod or PersistentVolume has an ${err.message}; the apiserver never stores one, so the request is not acted on`,
+    );
+  }
+}
+
 export function cellHooks(config: CellControllerConfig, clock: Clock): CompositeHooks<Cell> {
   return {
     customize: customizeCell(config),
-    sync: (request) => syncCell(request, config, clock()),
-    finalize: (request) => finalizeCell(request, config, clock()),
+    sync: (request) => refusingBadQuantities(request, () => syncCell(request, config, clock())),
+    finalize: (request) =>
+      refusingBadQuantities(request, () => finalizeCell(request, config, clock())),
   };
 }

@@ -120,6 +120,28 @@ describe('hook request shape', () => {
       ]);
     });
 
+    it('requires apiVersion, kind and metadata.name on every object of a map', () => {
+      const related = {
+        'Node.v1': {
+          z: { metadata: { name: 'z' } },
+          a: { apiVersion: 'v1', kind: 'Node' },
+          b: { apiVersion: 'v1', kind: 'Node', metadata: [] },
+          c: { apiVersion: 'v1', kind: 'Node', metadata: { name: 7 } },
+          'ns/d': { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'd', namespace: ['ns'] } },
+        },
+      };
+      expect(problemsOf(parseCompositeSyncRequest({ parent, related }))).to.deep.equal([
+        'request.related["Node.v1"]["z"].apiVersion: required',
+        'request.related["Node.v1"]["z"].kind: required',
+        'request.related["Node.v1"]["a"].metadata: required',
+        'request.related["Node.v1"]["b"].metadata: must be an object, got array',
+        'request.related["Node.v1"]["c"].metadata.name: must be a string, got number',
+        'request.related["Node.v1"]["ns/d"].metadata.namespace: must be a string, got array',
+        'request.related["Node.v1"]["ns/d"]: key must be the object\'s namespace/name "d" ' +
+          '(Metacontroller hook version v2; is the hook declared with version: v2?)',
+      ]);
+    });
+
     it('refuses a finalizing flag that is not a boolean', () => {
       expect(problemsOf(parseCompositeSyncRequest({ parent, finalizing: 'yes' }))).to.deep.equal([
         'request.finalizing: must be a boolean, got string',

@@ -190,8 +190,21 @@ function checkObjectMap(value: unknown, path: string, problems: string[]): Objec
         problems.push(`${objPath}: must be an object, got ${jsonTypeOf(obj)}`);
         continue;
       }
+      // Metacontroller sends objects as the apiserver stores them: apiVersion, kind, metadata.name.
+      requireString(obj, 'apiVersion', objPath, problems);
+      requireString(obj, 'kind', objPath, problems);
       const metadata = obj.metadata;
-      if (isJsonObject(metadata) && typeof metadata.name === 'string') {
+      if (!isJsonObject(metadata)) {
+        problems.push(
+          metadata === undefined
+            ? `${objPath}.metadata: required`
+            : `${objPath}.metadata: must be an object, got ${jsonTypeOf(metadata)}`,
+        );
+        continue;
+      }
+      requireString(metadata, 'name', `${objPath}.metadata`, problems);
+      optionalString(metadata, 'namespace', `${objPath}.metadata`, problems);
+      if (typeof metadata.name === 'string') {
         const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : undefined;
         const expected = objectKey({ metadata: { name: metadata.name, namespace } });
         if (expected !== key) {

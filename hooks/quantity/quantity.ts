@@ -113,8 +113,28 @@ const DECIMAL_SUFFIXES = new Map<number, string>([
 ]);
 const MAX_DECIMAL_SUFFIX_EXPONENT = 18;
 
+/**
+ * Parsed strings, by text. A Cell sync parses the same few strings (`"500m"`, `"32Gi"`) for
+ * tens of thousands of containers; a parsed quantity is immutable (frozen), so one object can
+ * serve them all. Bounded: emptied when full (only valid quantities are kept).
+ */
+const PARSED_STRINGS = new Map<string, ParsedQuantity>();
+const MAX_PARSED_STRINGS = 4096;
+
 /** Parses a quantity; throws a `QuantityError` naming the value when it is not one. */
 export function parseQuantity(value: QuantityInput): ParsedQuantity {
+  if (typeof value === 'string') {
+    const known = PARSED_STRINGS.get(value);
+    if (known !== undefined) return known;
+    const parsed = Object.freeze(parseUncached(value));
+    if (PARSED_STRINGS.size >= MAX_PARSED_STRINGS) PARSED_STRINGS.clear();
+    PARSED_STRINGS.set(value, parsed);
+    return parsed;
+  }
+  return parseUncached(value);
+}
+
+function parseUncached(value: QuantityInput): ParsedQuantity {
   if (isParsed(value)) return value;
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value)) {

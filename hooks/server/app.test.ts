@@ -28,6 +28,19 @@ const secretChild = {
   data: { 'kubeconfig.yaml': SECRET },
 };
 
+/**
+ * A Cell its schema accepts: a handler that throws on it is a bug (500), whereas a handler
+ * throwing on a parent its schema refuses is a malformed request (400, malformed-input.ts).
+ */
+function validCell(metadata: Record<string, string>) {
+  return {
+    apiVersion: 'kubecell.io/v1alpha1',
+    kind: 'Cell',
+    metadata,
+    spec: { managedClusterRef: { name: 'cluster1' }, machineProfile: { name: 'a100' } },
+  };
+}
+
 function syncBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     controller: { apiVersion: 'metacontroller.k8s.io/v1alpha1', kind: 'CompositeController' },
@@ -336,15 +349,79 @@ describe('hook server', () => {
   describe('handler failures', () => {
     it('answers 500 with the message when a handler throws, then serves the next call', async () => {
       const { app } = harness();
-      const boom = {
-        ...parent,
-        kind: 'Cell',
-        metadata: { name: 'boom', namespace: 'kubecell-system' },
-      };
+      const boom = validCell({ name: 'boom', namespace: 'kubecell-system' });
       const res = await request(app).post('/hooks/cell/sync').send({ parent: boom }).expect(500);
       expect(res.body).to.deep.equal({ error: 'cell boom: inventory missing' });
       await request(app).post('/hooks/cell/sync').send(syncBody()).expect(200);
       await request(app).get('/healthz').expect(200);
+    });
+
+    it('answers 400 instead when the handler threw on a body the apiserver never sends', async () => {
+      const { app, logs } = harness();
+      // A Cell whose spec breaks its schema, then Nodes whose fields have the wrong JSON types.
+      const res = await request(app)
+        .post('/hooks/cell/sync')
+        .send({ parent: { ...parent, kind: 'Cell', metadata: { name: 'boom' } } })
+        .expect(400);
+      expect(res.body.error).to.match(/^invalid sync request: request\.parent: .*spec/);
+      const nodes = {
+        'Node.v1': {
+          a: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'a', labels: { x: 1 } } },
+          b: {
+            apiVersion: 'v1',
+            kind: 'Node',
+            metadata: { name: 'b' },
+            status: { conditions: {} },
+          },
+        },
+      };
+      const shapes = await request(app)
+        .post('/hooks/cell/sync')
+        .send({ parent: validCell({ name: 'boom' }), related: nodes })
+        .expect(400);
+      expect(shapes.body.error).to.equal(
+        'invalid sync request: request.related["Node.v1"]["a"].metadata.labels: ["x"] must be a string, got number; ' +
+          'request.related["Node.v1"]["b"].status.conditions: must be an array, got object',
+      );
+      // Nesting no Kubernetes object has.
+      const deep = `{"parent":${JSON.stringify(validCell({ name: 'boom' })).replace(
+        '"spec":{',
+        `"spec":{"deep":${'['.repeat(5000)}${']'.repeat(5000)},`,
+      )}}`;
+      const tooDeep = await request(app)
+        .post('/hooks/cell/sync')
+        .set('content-type', 'application/json')
+        .send(deep)
+        .expect(400);
+      expect(tooDeep.body.error).to.equal(
+        'invalid sync request: request body nests deeper than 200 levels; no Kubernetes object does',
+      );
+      await logs.waitForLines(3);
+      expect(logs.entries().map((entry) => entry.level)).to.deep.equal(['warn', 'warn', 'warn']);
+    });
+
+    it('answers 400 when the answer cannot be serialised because it carries such a body', async () => {
+      const logs = captureLogger();
+      const registry = new HookRegistry().registerComposite('cell', {
+        // Echoes a part of the request, as a hook that carries its previous status forward does.
+        sync: (req) => ({ status: req.parent as unknown as Record<string, unknown>, children: [] }),
+      });
+      const app = createApp({
+        registry,
+        logger: logs.logger,
+        metrics: createMetrics({ processMetrics: false }),
+        config: { bodyLimit: '64mb', bodyLimitBytes: 64 * 1024 * 1024 },
+      });
+      const deep = JSON.stringify(validCell({ name: 'echo' })).replace(
+        '"spec":{',
+        `"status":{"deep":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}},"spec":{`,
+      );
+      const res = await request(app)
+        .post('/hooks/cell/sync')
+        .set('content-type', 'application/json')
+        .send(`{"parent":${deep}}`)
+        .expect(400);
+      expect(res.body.error).to.include('nests deeper than 200 levels');
     });
 
     it('answers 500 with the message when an async handler rejects', async () => {
@@ -426,7 +503,7 @@ describe('hook server', () => {
       await request(app).post('/hooks/plan/sync').send(syncBody()).expect(404);
       await request(app)
         .post('/hooks/cell/sync')
-        .send({ parent: { ...parent, kind: 'Cell', metadata: { name: 'boom', uid: 'u-9' } } })
+        .send({ parent: validCell({ name: 'boom', uid: 'u-9' }) })
         .expect(500);
       await logs.waitForLines(2);
       const [notFound, boom] = logs.entries();

@@ -4,7 +4,7 @@
  * one metrics sample, whatever its outcome.
  *
  * Routes:
- *   POST /hooks/:controller/:hook  Metacontroller v2 hooks
+ *   POST /hooks/:controller/:hook  Metacontroller v2 hooks (429 + Retry-After when overloaded)
  *   GET  /healthz                  liveness: the process answers
  *   GET  /readyz                   readiness: listening and not shutting down
  *   GET  /metrics                  Prometheus text format
@@ -14,8 +14,10 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { isJsonObject, summarizeProblems } from '../metacontroller/json.js';
 import { checkResponse } from '../metacontroller/response-shape.js';
 import { describeBodyError } from './body-errors.js';
-import type { ServerConfig } from './config.js';
+import { DEFAULTS, type ServerConfig } from './config.js';
 import { logHookCall, type Logger, type ParentIdentity } from './logger.js';
+import { createLoadShedder } from './load-shedding.js';
+import { describeMalformedRequest } from './malformed-input.js';
 import type { HookMetrics } from './metrics.js';
 import { Readiness } from './readiness.js';
 import type { HookRegistry, ResolvedHook } from './registry.js';
@@ -24,7 +26,9 @@ export interface AppDeps {
   registry: HookRegistry;
   logger: Logger;
   metrics: HookMetrics;
-  config: Pick<ServerConfig, 'bodyLimit' | 'bodyLimitBytes'>;
+  config: Pick<ServerConfig, 'bodyLimit' | 'bodyLimitBytes'> &
+    // Load shedding; unset means the defaults (64 in flight, Retry-After 1 s).
+    Partial<Pick<ServerConfig, 'maxInflight' | 'retryAfterSeconds'>>;
   /** Defaults to a Readiness that is already ready (convenient in tests). */
   readiness?: Readiness;
 }
@@ -65,10 +69,24 @@ export function createApp(deps: AppDeps): express.Express {
 
   const jsonBody = express.json({ limit: config.bodyLimitBytes });
 
+  // --- load shedding: after the route is known, before the body is read (hooks/server/load-shedding.ts)
+  const shedder = createLoadShedder({
+    maxInflight: config.maxInflight ?? Number(DEFAULTS.KUBECELL_MAX_INFLIGHT),
+    retryAfterSeconds: config.retryAfterSeconds ?? Number(DEFAULTS.KUBECELL_RETRY_AFTER_SECONDS),
+    registry: metrics.registry,
+    reject: (res, message) => fail(res, 429, message),
+    labelsOf: (_req, res) => {
+      const resolved = callOf(res).resolved as ResolvedHook;
+      return { controller: resolved.controller, hook: resolved.hook };
+    },
+  });
+  // --- end load shedding
+
   app.post(
     '/hooks/:controller/:hook',
     startCall(logger, metrics),
     resolveHook(registry),
+    shedder.middleware,
     jsonBody,
     runHook,
     hookErrors(config.bodyLimit),
@@ -200,8 +218,7 @@ async function runHook(req: Request, res: Response): Promise<void> {
       fail(res, 400, err.message);
       return;
     }
-    call.stack = err instanceof Error ? err.stack : undefined;
-    fail(res, 500, errorMessage(err));
+    failUnexpectedly(res, hook, body, err);
     return;
   }
 
@@ -214,7 +231,29 @@ async function runHook(req: Request, res: Response): Promise<void> {
     );
     return;
   }
-  res.status(200).json(response);
+  let text: string;
+  try {
+    text = JSON.stringify(response);
+  } catch (err) {
+    // E.g. a stack overflow on a response that carries a deeply nested part of the request.
+    failUnexpectedly(res, hook, body, err);
+    return;
+  }
+  res.status(200).type('application/json').send(text);
+}
+
+/**
+ * A handler (or the serialisation of its answer) threw. When the body breaks what the apiserver
+ * guarantees (hooks/server/malformed-input.ts), that is the caller's fault: 400. Otherwise 500.
+ */
+function failUnexpectedly(res: Response, hook: ResolvedHook, body: unknown, err: unknown): void {
+  const malformed = describeMalformedRequest(body);
+  if (malformed !== undefined) {
+    fail(res, 400, `invalid ${hook.hook} request: ${malformed}`);
+    return;
+  }
+  callOf(res).stack = err instanceof Error ? err.stack : undefined;
+  fail(res, 500, errorMessage(err));
 }
 
 /** Errors raised while reading the body, or unexpected ones, for hook routes. */

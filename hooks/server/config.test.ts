@@ -8,6 +8,8 @@ describe('hook server config', () => {
       bodyLimit: '64mb',
       bodyLimitBytes: 64 * 1024 * 1024,
       logLevel: 'info',
+      maxInflight: 64,
+      retryAfterSeconds: 1,
     });
   });
 
@@ -23,8 +25,33 @@ describe('hook server config', () => {
       bodyLimit: '128MB',
       bodyLimitBytes: 128 * 1024 * 1024,
       logLevel: 'debug',
+      maxInflight: 64,
+      retryAfterSeconds: 1,
     });
   });
+
+  // --- load shedding
+  it('reads KUBECELL_MAX_INFLIGHT (0 = no limit) and KUBECELL_RETRY_AFTER_SECONDS', () => {
+    const config = loadConfig({ KUBECELL_MAX_INFLIGHT: '8', KUBECELL_RETRY_AFTER_SECONDS: '5' });
+    expect(config).to.deep.include({ maxInflight: 8, retryAfterSeconds: 5 });
+    expect(loadConfig({ KUBECELL_MAX_INFLIGHT: '0' }).maxInflight).to.equal(0);
+  });
+
+  it('refuses a load-shedding setting that is not a whole number in range', () => {
+    for (const value of ['-1', '1.5', 'many', '100001']) {
+      expect(() => loadConfig({ KUBECELL_MAX_INFLIGHT: value }), value).to.throw(
+        ConfigError,
+        /KUBECELL_MAX_INFLIGHT=.* is not a limit; .*0 \(no limit\) to 100000 \(default 64\)/,
+      );
+    }
+    for (const value of ['0', '-1', '2.5', '3601', 'soon']) {
+      expect(() => loadConfig({ KUBECELL_RETRY_AFTER_SECONDS: value }), value).to.throw(
+        ConfigError,
+        /KUBECELL_RETRY_AFTER_SECONDS=.* is not a delay; .*from 1 to 3600 \(default 1\)/,
+      );
+    }
+  });
+  // --- end load shedding
 
   it('treats empty variables as unset', () => {
     expect(loadConfig({ KUBECELL_PORT: '', KUBECELL_LOG_LEVEL: '  ' }).port).to.equal(8080);

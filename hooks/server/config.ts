@@ -6,6 +6,8 @@
  * | `KUBECELL_PORT`       | `8080`  | TCP port to listen on (0-65535; 0 picks a free port) |
  * | `KUBECELL_BODY_LIMIT` | `64mb`  | Largest request body accepted (`b`, `kb`, `mb`, `gb`; 1 kb = 1024 bytes) |
  * | `KUBECELL_LOG_LEVEL`  | `info`  | error, warn, info, http, verbose, debug, silly  |
+ * | `KUBECELL_MAX_INFLIGHT` | `64`  | Hook calls in flight before new ones get 429 (0 = no limit) |
+ * | `KUBECELL_RETRY_AFTER_SECONDS` | `1` | `Retry-After` of a 429 answer (1-3600) |
  *
  * The body limit is generous on purpose: a Cell's sync request carries every
  * Node and Pod on its machines, about 30 MB for 1000 Nodes.
@@ -21,12 +23,20 @@ export interface ServerConfig {
   /** The body limit as configured, for messages (e.g. `64mb`). */
   bodyLimit: string;
   logLevel: LogLevel;
+  // --- load shedding (hooks/server/load-shedding.ts)
+  /** Hook calls in flight before new ones are answered 429; 0 = no limit. */
+  maxInflight: number;
+  /** `Retry-After` seconds of a 429 answer. */
+  retryAfterSeconds: number;
+  // --- end load shedding
 }
 
 export const DEFAULTS = {
   KUBECELL_PORT: '8080',
   KUBECELL_BODY_LIMIT: '64mb',
   KUBECELL_LOG_LEVEL: 'info',
+  KUBECELL_MAX_INFLIGHT: '64',
+  KUBECELL_RETRY_AFTER_SECONDS: '1',
 } as const;
 
 /** Every problem found in the environment, each naming its variable and the fix. */
@@ -71,10 +81,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     );
   }
 
+  // --- load shedding
+  const maxInflightText = read('KUBECELL_MAX_INFLIGHT');
+  const maxInflight = /^\d+$/.test(maxInflightText) ? Number(maxInflightText) : NaN;
+  if (!(maxInflight >= 0 && maxInflight <= 100_000)) {
+    problems.push(
+      `KUBECELL_MAX_INFLIGHT=${JSON.stringify(maxInflightText)} is not a limit; set it to an ` +
+        `integer from 0 (no limit) to 100000 (default ${DEFAULTS.KUBECELL_MAX_INFLIGHT})`,
+    );
+  }
+  const retryAfterText = read('KUBECELL_RETRY_AFTER_SECONDS');
+  const retryAfterSeconds = /^\d+$/.test(retryAfterText) ? Number(retryAfterText) : NaN;
+  if (!(retryAfterSeconds >= 1 && retryAfterSeconds <= 3600)) {
+    problems.push(
+      `KUBECELL_RETRY_AFTER_SECONDS=${JSON.stringify(retryAfterText)} is not a delay; set it to ` +
+        `an integer number of seconds from 1 to 3600 (default ${DEFAULTS.KUBECELL_RETRY_AFTER_SECONDS})`,
+    );
+  }
+  // --- end load shedding
+
   if (problems.length > 0 || bodyLimitBytes === undefined || !isLogLevel(logLevel)) {
     throw new ConfigError(problems);
   }
-  return { port, bodyLimit, bodyLimitBytes, logLevel };
+  return { port, bodyLimit, bodyLimitBytes, logLevel, maxInflight, retryAfterSeconds };
 }
 
 const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
