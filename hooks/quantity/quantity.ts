@@ -43,6 +43,7 @@
  *   suffix (it prints `1000E` as `1` and `1024Ei` past its cap wrongly); here such values
  *   keep the largest suffix with a longer number (`1000E`, `1024Ei`), which is exact.
  */
+import { memoiseByText } from '../memo/bounded-memo.js';
 import type { Quantity } from '../generated/types/index.js';
 
 /** The suffix family a quantity was written in; it decides how it is formatted. */
@@ -118,20 +119,11 @@ const MAX_DECIMAL_SUFFIX_EXPONENT = 18;
  * tens of thousands of containers; a parsed quantity is immutable (frozen), so one object can
  * serve them all. Bounded: emptied when full (only valid quantities are kept).
  */
-const PARSED_STRINGS = new Map<string, ParsedQuantity>();
-const MAX_PARSED_STRINGS = 4096;
+const parseString = memoiseByText(4096, (text) => Object.freeze(parseUncached(text)));
 
 /** Parses a quantity; throws a `QuantityError` naming the value when it is not one. */
 export function parseQuantity(value: QuantityInput): ParsedQuantity {
-  if (typeof value === 'string') {
-    const known = PARSED_STRINGS.get(value);
-    if (known !== undefined) return known;
-    const parsed = Object.freeze(parseUncached(value));
-    if (PARSED_STRINGS.size >= MAX_PARSED_STRINGS) PARSED_STRINGS.clear();
-    PARSED_STRINGS.set(value, parsed);
-    return parsed;
-  }
-  return parseUncached(value);
+  return typeof value === 'string' ? parseString(value) : parseUncached(value);
 }
 
 function parseUncached(value: QuantityInput): ParsedQuantity {

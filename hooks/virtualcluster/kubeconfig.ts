@@ -11,6 +11,7 @@
  * rewrite is refused rather than publishing a credential that was altered unexpectedly.
  */
 import { isMap, isScalar, isSeq, parseDocument, type Scalar } from 'yaml';
+import { memoiseByText } from '../memo/bounded-memo.js';
 
 export type RewriteResult = { ok: true; text: string } | { ok: false; problem: string };
 
@@ -20,8 +21,24 @@ export function endpointUrl(address: string, port: number): string {
   return `https://${host}:${port}`;
 }
 
-/** Rewrites the server of every cluster entry of a kubeconfig to `server`. */
+/** Kubeconfigs seen at once: a few per VirtualCluster (k3k's and the published one). */
+const MEMO_LIMIT = 1024;
+
+/**
+ * Rewrites the server of every cluster entry of a kubeconfig to `server`. Every resync of a
+ * VirtualCluster asks again for the same text and server, so the answer is remembered.
+ */
 export function rewriteKubeconfigServer(source: string, server: string): RewriteResult {
+  // A server URL holds no newline, so the key splits back unambiguously.
+  return rewriteMemo(`${server}\n${source}`);
+}
+
+const rewriteMemo = memoiseByText(MEMO_LIMIT, (key) => {
+  const split = key.indexOf('\n');
+  return Object.freeze(rewriteUncached(key.slice(split + 1), key.slice(0, split)));
+});
+
+function rewriteUncached(source: string, server: string): RewriteResult {
   const document = parseDocument(source, { uniqueKeys: false });
   if (document.errors.length > 0) {
     return { ok: false, problem: `not valid YAML: ${document.errors[0]?.message ?? ''}` };
@@ -55,7 +72,16 @@ export function rewriteKubeconfigServer(source: string, server: string): Rewrite
 }
 
 /** The server of each cluster entry, or undefined when the text is not a usable kubeconfig. */
-export function kubeconfigServers(source: string): string[] | undefined {
+export function kubeconfigServers(source: string): readonly string[] | undefined {
+  return serversMemo(source);
+}
+
+const serversMemo = memoiseByText(MEMO_LIMIT, (source) => {
+  const servers = serversUncached(source);
+  return servers && Object.freeze(servers);
+});
+
+function serversUncached(source: string): string[] | undefined {
   const parsed = parseYaml(source) as { clusters?: { cluster?: { server?: unknown } }[] };
   if (!Array.isArray(parsed?.clusters) || parsed.clusters.length === 0) return undefined;
   const servers = parsed.clusters.map((entry) => entry?.cluster?.server);
