@@ -1,6 +1,8 @@
+import { ensureBinaries } from '../../test/cluster/binaries.js';
+import { CLUSTER_SETUP_TIMEOUT_MS } from '../../test/cluster/shared-cluster.js';
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { ConfigError } from '../server/config.js';
@@ -167,22 +169,18 @@ describe('admission webhook configuration', () => {
       }
     });
 
-    // kubectl (with its built-in kustomize) comes with the cluster test binaries.
-    const kubectl = (() => {
-      const root = join(REPO_ROOT, '.cache', 'kube');
-      if (!existsSync(root)) return undefined;
-      for (const entry of readdirSync(root)) {
-        const candidate = join(root, entry, 'bin', 'kubectl');
-        if (existsSync(candidate)) return candidate;
-      }
-      return undefined;
-    })();
+    // kubectl (with its built-in kustomize) comes with the cluster test binaries, built here if
+    // they are not yet: this test must run, never skip.
+    let kubectl: string;
+    before(async function () {
+      this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
+      kubectl = (await ensureBinaries()).kubectl;
+    });
 
     it('builds with kustomize: the base, and the overlay with the annotation on both', function () {
-      if (kubectl === undefined) this.skip();
       const build = (path: string): Json[] =>
         parseAllDocuments(
-          execFileSync(kubectl as string, ['kustomize', join(dir, path)], { encoding: 'utf8' }),
+          execFileSync(kubectl, ['kustomize', join(dir, path)], { encoding: 'utf8' }),
         ).map((d) => d.toJS() as Json);
       const kinds = (docs: Json[]) => docs.map((d) => String(d.kind)).sort();
       expect(kinds(build('.'))).to.deep.equal([
