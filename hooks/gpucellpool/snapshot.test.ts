@@ -1,11 +1,7 @@
 // Snapshot tests of the rendered children. Each snapshot is the YAML of children the sync hook
 // returns for a fixed request, committed under __snapshots__/. Any difference fails; run with
 // UPDATE_SNAPSHOTS=1 to rewrite the files after an intended change, and review the diff.
-import { expect } from 'chai';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
+import { objectsYaml, snapshotsBeside } from '../../test/support/snapshots.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import type { SecretObject } from './objects.js';
 import {
@@ -20,29 +16,8 @@ import {
   kubeVirtPool,
 } from './testing.js';
 
-const SNAPSHOT_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '__snapshots__');
-const UPDATE = process.env['UPDATE_SNAPSHOTS'] === '1';
-
-function yamlOf(objects: readonly KubernetesObject[]): string {
-  return objects
-    .map((object) => stringify(object, { lineWidth: 0, singleQuote: true }))
-    .join('---\n');
-}
-
-function matchSnapshot(name: string, text: string): void {
-  const file = path.join(SNAPSHOT_DIR, `${name}.yaml`);
-  if (UPDATE || !existsSync(file)) {
-    if (!UPDATE) {
-      throw new Error(`snapshot ${file} is missing; run with UPDATE_SNAPSHOTS=1 to write it`);
-    }
-    mkdirSync(SNAPSHOT_DIR, { recursive: true });
-    writeFileSync(file, text);
-    return;
-  }
-  expect(text, `${file} differs; run with UPDATE_SNAPSHOTS=1 if the change is intended`).to.equal(
-    readFileSync(file, 'utf8'),
-  );
-}
+const matchSnapshot = snapshotsBeside(import.meta.url);
+const yamlOf = objectsYaml;
 
 /** The Secret with its user-data decoded, so that the snapshot shows what the cell boots with. */
 function readable(secret: SecretObject): KubernetesObject {

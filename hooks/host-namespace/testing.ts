@@ -1,9 +1,5 @@
 /** Fixtures of the host-namespace tests (not loaded in production). */
-import { expect } from 'chai';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
+import { snapshotsBeside } from '../../test/support/snapshots.js';
 import type { Namespace } from '../kube/objects.js';
 import type { DecoratorSyncRequest, KubernetesObject } from '../metacontroller/protocol.js';
 
@@ -72,30 +68,7 @@ export function applyResponse(
   };
 }
 
-const SNAPSHOT_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '__snapshots__');
+export { objectsYaml } from '../../test/support/snapshots.js';
 
-/** The YAML of a list of objects, one document each. */
-export function objectsYaml(objects: readonly unknown[]): string {
-  return objects
-    .map((object) => stringify(object, { lineWidth: 0, singleQuote: true }))
-    .join('---\n');
-}
-
-/**
- * Compares `text` with `__snapshots__/<name>.yaml`. UPDATE_SNAPSHOTS=1 rewrites the file instead;
- * review the diff before committing it.
- */
-export function matchSnapshot(name: string, text: string): void {
-  const file = path.join(SNAPSHOT_DIR, `${name}.yaml`);
-  if (process.env['UPDATE_SNAPSHOTS'] === '1') {
-    mkdirSync(SNAPSHOT_DIR, { recursive: true });
-    writeFileSync(file, text);
-    return;
-  }
-  if (!existsSync(file)) {
-    throw new Error(`snapshot ${file} is missing; run with UPDATE_SNAPSHOTS=1 to write it`);
-  }
-  expect(text, `${file} differs; run with UPDATE_SNAPSHOTS=1 if the change is intended`).to.equal(
-    readFileSync(file, 'utf8'),
-  );
-}
+/** Compares `text` with `hooks/host-namespace/__snapshots__/<name>.yaml`. */
+export const matchSnapshot = snapshotsBeside(import.meta.url);

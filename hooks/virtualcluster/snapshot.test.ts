@@ -1,11 +1,8 @@
 // Snapshot tests of the rendered children. Each snapshot is the YAML of every child the sync
 // hook returns for a fixed request, committed under __snapshots__/. Any difference fails; run
 // with UPDATE_SNAPSHOTS=1 to rewrite the files after an intended change, and review the diff.
+import { objectsYaml, snapshotsBeside } from '../../test/support/snapshots.js';
 import { expect } from 'chai';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
 import type { VirtualCluster } from '../generated/types/index.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { syncVirtualCluster } from './sync.js';
@@ -24,29 +21,8 @@ import {
   withStatus,
 } from './testing.js';
 
-const SNAPSHOT_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '__snapshots__');
-const UPDATE = process.env['UPDATE_SNAPSHOTS'] === '1';
-
-export function childrenYaml(children: readonly KubernetesObject[]): string {
-  return children
-    .map((child) => stringify(child, { lineWidth: 0, singleQuote: true }))
-    .join('---\n');
-}
-
-function matchSnapshot(name: string, text: string): void {
-  const file = path.join(SNAPSHOT_DIR, `${name}.yaml`);
-  if (UPDATE || !existsSync(file)) {
-    if (!UPDATE) {
-      throw new Error(`snapshot ${file} is missing; run with UPDATE_SNAPSHOTS=1 to write it`);
-    }
-    mkdirSync(SNAPSHOT_DIR, { recursive: true });
-    writeFileSync(file, text);
-    return;
-  }
-  expect(text, `${file} differs; run with UPDATE_SNAPSHOTS=1 if the change is intended`).to.equal(
-    readFileSync(file, 'utf8'),
-  );
-}
+const matchSnapshot = snapshotsBeside(import.meta.url);
+export const childrenYaml = objectsYaml;
 
 /** Resolve, let the children appear with an allocated port, then render with k3k's kubeconfig. */
 function renderAll(vc: VirtualCluster, related: KubernetesObject[]): KubernetesObject[] {
