@@ -115,20 +115,34 @@ function checkParent(body: Record<string, unknown>, field: string, problems: str
     problems.push(`${path}: must be an object, got ${jsonTypeOf(parent)}`);
     return;
   }
-  requireString(parent, 'apiVersion', path, problems);
-  requireString(parent, 'kind', path, problems);
-  const metadata = parent.metadata;
+  const metadata = checkIdentity(parent, path, problems);
+  if (metadata) optionalString(metadata, 'uid', `${path}.metadata`, problems);
+}
+
+/**
+ * What every object Metacontroller sends carries, as the apiserver stores it: apiVersion, kind,
+ * metadata.name and, when namespaced, metadata.namespace. Returns the metadata when it is an
+ * object, for further checks.
+ */
+function checkIdentity(
+  obj: Record<string, unknown>,
+  path: string,
+  problems: string[],
+): Record<string, unknown> | undefined {
+  requireString(obj, 'apiVersion', path, problems);
+  requireString(obj, 'kind', path, problems);
+  const metadata = obj.metadata;
   if (!isJsonObject(metadata)) {
     problems.push(
       metadata === undefined
         ? `${path}.metadata: required`
         : `${path}.metadata: must be an object, got ${jsonTypeOf(metadata)}`,
     );
-    return;
+    return undefined;
   }
   requireString(metadata, 'name', `${path}.metadata`, problems);
   optionalString(metadata, 'namespace', `${path}.metadata`, problems);
-  optionalString(metadata, 'uid', `${path}.metadata`, problems);
+  return metadata;
 }
 
 function requireString(
@@ -190,20 +204,8 @@ function checkObjectMap(value: unknown, path: string, problems: string[]): Objec
         problems.push(`${objPath}: must be an object, got ${jsonTypeOf(obj)}`);
         continue;
       }
-      // Metacontroller sends objects as the apiserver stores them: apiVersion, kind, metadata.name.
-      requireString(obj, 'apiVersion', objPath, problems);
-      requireString(obj, 'kind', objPath, problems);
-      const metadata = obj.metadata;
-      if (!isJsonObject(metadata)) {
-        problems.push(
-          metadata === undefined
-            ? `${objPath}.metadata: required`
-            : `${objPath}.metadata: must be an object, got ${jsonTypeOf(metadata)}`,
-        );
-        continue;
-      }
-      requireString(metadata, 'name', `${objPath}.metadata`, problems);
-      optionalString(metadata, 'namespace', `${objPath}.metadata`, problems);
+      const metadata = checkIdentity(obj, objPath, problems);
+      if (!metadata) continue;
       if (typeof metadata.name === 'string') {
         const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : undefined;
         const expected = objectKey({ metadata: { name: metadata.name, namespace } });
