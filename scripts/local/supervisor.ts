@@ -225,9 +225,6 @@ async function main(): Promise<void> {
   state.apiserverUrl = cluster.apiserverUrl;
   state.kubectl = cluster.binaries.kubectl;
   state.metacontrollerRunning = processes.metacontroller !== undefined;
-  if (cluster.metacontrollerUnavailable !== undefined) {
-    state.metacontrollerUnavailable = cluster.metacontrollerUnavailable;
-  }
   state.processes = {
     etcd: record(processes.etcd, cluster.binaries.etcd),
     'kube-apiserver': record(processes.kubeApiserver, cluster.binaries.kubeApiserver),

@@ -1,10 +1,12 @@
-// Builds the upstream binaries the cluster tests run (etcd, kube-apiserver,
-// kube-controller-manager, kubectl, Metacontroller) from Go modules at the versions pinned in
-// versions.json, into the git-ignored cache .cache/kube/<versions key>/bin/.
+// Builds the upstream binaries the cluster tests run, into the git-ignored cache
+// .cache/kube/<versions key>/bin/: etcd, kube-apiserver, kube-controller-manager and kubectl
+// from Go modules at the versions pinned in versions.json, and Metacontroller from its source
+// archive (the Go module proxy does not serve it), verified by sha256.
 //
-// The wrapper modules under test/cluster/go/ carry complete go.mod/go.sum files, so a build
-// needs nothing but the Go toolchain and the Go module proxy. A stamp file records a hash of
-// every input; when it matches and the binaries exist, the build is skipped.
+// The wrapper modules under test/cluster/go/ carry complete go.mod/go.sum files, and
+// Metacontroller's archive carries its own, so a build needs nothing but the Go toolchain, the
+// Go module proxy and the archive. Each component has a stamp (a hash of its inputs); when it
+// matches and the binaries exist, that component is not built again.
 import { createHash } from 'node:crypto';
 import {
   existsSync,
@@ -16,7 +18,7 @@ import {
   statSync,
 } from 'node:fs';
 import path from 'node:path';
-import { binaryCacheRoot, goModulesDir, versionsFile } from './paths.js';
+import { binaryCacheRoot, goModulesDir, upstreamSrcDir, versionsFile } from './paths.js';
 import { runCommand, runCommandOrThrow, type CommandResult } from './processes.js';
 import {
   kubernetesMajorMinor,
@@ -26,16 +28,16 @@ import {
 } from './versions.js';
 
 /** Bump when the way binaries are built changes (flags, layout), to invalidate old stamps. */
-const BUILD_RECIPE_REVISION = 1;
+const BUILD_RECIPE_REVISION = 2;
 
 export const GO_INSTALL_HINT = [
   'The cluster tests build etcd, kube-apiserver, kube-controller-manager, kubectl and Metacontroller',
-  'from Go modules, so they need the Go toolchain (1.26 or newer) on PATH.',
+  'from source, so they need the Go toolchain (1.26 or newer) on PATH.',
   'Install it from https://go.dev/doc/install, for example on Linux x86-64:',
   '  curl -fsSLO https://go.dev/dl/go1.26.8.linux-amd64.tar.gz',
   '  sudo rm -rf /usr/local/go && sudo tar -C /usr/local -xzf go1.26.8.linux-amd64.tar.gz',
   '  export PATH="$PATH:/usr/local/go/bin"',
-  'then run `npx tsx test/cluster/build-binaries.ts` (the first build takes about 10 minutes on 2 cores).',
+  'then run `npm run cluster:build` (the first build takes about 10 minutes on 2 cores).',
 ].join('\n');
 
 export class GoNotInstalledError extends Error {
@@ -45,23 +47,43 @@ export class GoNotInstalledError extends Error {
   }
 }
 
+/** The Metacontroller source archive is absent or is not the pinned one. */
+export class UpstreamArchiveError extends Error {
+  constructor(problem: string, versions: PinnedVersions) {
+    const { archive, version, commit, repository } = versions.metacontroller;
+    const folder = archive.replace(/\.tar\.gz$/, '');
+    super(
+      [
+        `${problem}`,
+        `Metacontroller ${version} is built from ${path.join(upstreamSrcDir, archive)}`,
+        `(sha256 ${versions.metacontroller.sha256}); the Go module proxy does not serve it.`,
+        'The directory is $KUBECELL_UPSTREAM_DIR/upstream-src, by default ../shared/upstream-src',
+        'beside the repository. On a machine without it, make the archive from the upstream tag:',
+        `  git clone --branch ${version} ${repository}.git /tmp/metacontroller`,
+        `  git -C /tmp/metacontroller archive --format=tar.gz --prefix=${folder}/ ${commit} > <dir>/upstream-src/${archive}`,
+        'and set KUBECELL_UPSTREAM_DIR=<dir> (the same directory needs upstream-crds/, see',
+        'test/cluster/README.md). gzip output can differ between git versions: if the sha256',
+        'differs although the commit is right, compare the extracted trees, not the bytes.',
+      ].join('\n'),
+    );
+    this.name = 'UpstreamArchiveError';
+  }
+}
+
 export interface BinaryPaths {
   binDir: string;
   etcd: string;
   kubeApiserver: string;
   kubeControllerManager: string;
   kubectl: string;
-  /** Absent when Metacontroller could not be built; see `unavailable.metacontroller`. */
-  metacontroller?: string;
+  metacontroller: string;
 }
 
 export interface BuiltBinaries extends BinaryPaths {
   versions: PinnedVersions;
-  /** Components that could not be obtained, with the exact answer the go command gave. */
-  unavailable: Partial<Record<ComponentName, string>>;
-  /** True when the stamp matched and nothing was built. */
+  /** True when every stamp matched and nothing was built. */
   reused: boolean;
-  /** Seconds spent per component in this call (empty when reused). */
+  /** Seconds spent per component in this call (only the components that were built). */
   timingsSeconds: Partial<Record<ComponentName, number>>;
   totalSeconds: number;
 }
@@ -69,7 +91,7 @@ export interface BuiltBinaries extends BinaryPaths {
 type ComponentName = 'kubernetes' | 'etcd' | 'metacontroller';
 
 interface GoBinary {
-  /** Import path of the upstream main package. */
+  /** Import path (Go module components) or ./relative path (archive) of the main package. */
   mainPackage: string;
   /** File name of the binary in binDir. */
   binary: string;
@@ -77,24 +99,20 @@ interface GoBinary {
 
 interface GoComponent {
   name: ComponentName;
-  moduleDir: string;
   binaries: GoBinary[];
   ldflags: string;
-  /**
-   * Metacontroller is only available if the module proxy serves its commit. When it does not,
-   * the build records the go command's answer and carries on without it (never a stand-in).
-   */
-  mayBeUnavailable: boolean;
+  /** A wrapper module under test/cluster/go/ that pins the upstream module. */
+  moduleDir?: string;
+  /** A source archive, built from its own go.mod after it is extracted into the cache. */
+  archive?: { file: string; sha256: string; folder: string };
 }
 
 interface BuildStamp {
-  inputsHash: string;
+  /** Inputs hash of every component built from those inputs. */
+  components: Partial<Record<ComponentName, string>>;
   goVersion: string;
-  unavailable: Partial<Record<ComponentName, string>>;
   builtAt: string;
 }
-
-export const METACONTROLLER_MAIN_PACKAGE = 'metacontroller/pkg/cmd/metacontroller';
 
 function components(versions: PinnedVersions): GoComponent[] {
   const { major, minor } = kubernetesMajorMinor(versions.kubernetes.version);
@@ -109,13 +127,13 @@ function components(versions: PinnedVersions): GoComponent[] {
     `-X ${pkg}.gitMinor=${minor}`,
     `-X ${pkg}.gitTreeState=clean`,
   ]);
+  const { archive, sha256, version, commit } = versions.metacontroller;
   return [
     {
       name: 'etcd',
       moduleDir: path.join(goModulesDir, 'etcd'),
       binaries: [{ mainPackage: 'go.etcd.io/etcd/server/v3', binary: 'etcd' }],
       ldflags: '-s -w',
-      mayBeUnavailable: false,
     },
     {
       name: 'kubernetes',
@@ -129,14 +147,13 @@ function components(versions: PinnedVersions): GoComponent[] {
         { mainPackage: 'k8s.io/kubernetes/cmd/kubectl', binary: 'kubectl' },
       ],
       ldflags: ['-s -w', ...kubernetesVersionFlags].join(' '),
-      mayBeUnavailable: false,
     },
     {
       name: 'metacontroller',
-      moduleDir: path.join(goModulesDir, 'metacontroller'),
-      binaries: [{ mainPackage: METACONTROLLER_MAIN_PACKAGE, binary: 'metacontroller' }],
-      ldflags: `-s -w -X main.version=${versions.metacontroller.version}-${versions.metacontroller.commit}`,
-      mayBeUnavailable: true,
+      archive: { file: archive, sha256, folder: archive.replace(/\.tar\.gz$/, '') },
+      // Metacontroller's Makefile stamps main.version the same way.
+      binaries: [{ mainPackage: './pkg/cmd/metacontroller', binary: 'metacontroller' }],
+      ldflags: `-s -w -X main.version=${version}-${commit.slice(0, 12)}`,
     },
   ];
 }
@@ -153,7 +170,7 @@ export function binaryPaths(versions: PinnedVersions): BinaryPaths {
   };
 }
 
-/** Go's environment for every build: static binaries, no VCS stamping of our own repository. */
+/** Go's environment for every build: static binaries, no VCS stamping. */
 function goEnvironment(): NodeJS.ProcessEnv {
   return { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false' };
 }
@@ -178,12 +195,13 @@ function filesOfModule(moduleDir: string): string[] {
     .map((file) => path.join(moduleDir, file));
 }
 
-/** Hash of versions.json and every go.mod/go.sum/.go file of the wrapper modules. */
-function inputsHash(versions: PinnedVersions, goVersionString: string): string {
+/** Hash of what one component is built from: recipe, Go version, pins, module files. */
+function componentInputsHash(component: GoComponent, goVersionString: string): string {
   const hash = createHash('sha256');
-  hash.update(`recipe ${BUILD_RECIPE_REVISION}\n${goVersionString}\n`);
-  hash.update(readFileSync(versionsFile));
-  for (const component of components(versions)) {
+  hash.update(`recipe ${BUILD_RECIPE_REVISION}\n${goVersionString}\n${component.ldflags}\n`);
+  hash.update(JSON.stringify(component.binaries));
+  if (component.archive) hash.update(`\narchive ${component.archive.sha256}\n`);
+  if (component.moduleDir) {
     for (const file of filesOfModule(component.moduleDir)) {
       hash.update(`\n${path.relative(goModulesDir, file)}\n`);
       hash.update(readFileSync(file));
@@ -236,26 +254,6 @@ async function assertGoModulesMatchVersions(versions: PinnedVersions): Promise<v
       `go/etcd requires go.etcd.io/etcd/server/v3 ${etcdRequire?.Version ?? '(nothing)'}`,
     );
   }
-  // `go mod edit -json` rejects a bare commit as a version, so this go.mod is read as text.
-  const metacontrollerGoMod = readFileSync(
-    path.join(goModulesDir, 'metacontroller', 'go.mod'),
-    'utf8',
-  );
-  const metacontrollerReplace = /^replace\s+metacontroller\s+=>\s+(\S+)\s+(\S+)/m.exec(
-    metacontrollerGoMod,
-  );
-  const commit = versions.metacontroller.commit.slice(0, 12);
-  // Before the proxy has served the commit the replacement holds the bare commit; afterwards
-  // the go command rewrites it to the pseudo-version, which ends with the same 12 hex digits.
-  const replacementVersion = metacontrollerReplace?.[2];
-  if (
-    metacontrollerReplace?.[1] !== 'github.com/metacontroller/metacontroller' ||
-    !(replacementVersion === commit || replacementVersion?.endsWith(`-${commit}`))
-  ) {
-    problems.push(
-      `go/metacontroller does not replace metacontroller with github.com/metacontroller/metacontroller ${commit}`,
-    );
-  }
   if (problems.length > 0) {
     throw new Error(
       `The Go wrapper modules do not match ${versionsFile}:\n  ${problems.join('\n  ')}\n` +
@@ -267,7 +265,10 @@ async function assertGoModulesMatchVersions(versions: PinnedVersions): Promise<v
 function readStamp(stampFile: string): BuildStamp | undefined {
   if (!existsSync(stampFile)) return undefined;
   try {
-    return JSON.parse(readFileSync(stampFile, 'utf8')) as BuildStamp;
+    const stamp = JSON.parse(readFileSync(stampFile, 'utf8')) as Partial<BuildStamp>;
+    return typeof stamp.components === 'object' && stamp.components !== null
+      ? (stamp as BuildStamp)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -282,11 +283,22 @@ function isExecutableFile(file: string): boolean {
   }
 }
 
-/** Answers of the module proxy (or of `direct` mode) that mean "you cannot have this module". */
-function isModuleUnavailable(output: string): boolean {
-  return /403 Forbidden|404 Not Found|410 Gone|not available|unknown revision|invalid version|Could not resolve host|no such host|ls-remote/i.test(
-    output,
-  );
+function sha256OfFile(file: string): string {
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
+
+/**
+ * Checks the Metacontroller archive before anything is built, so that a machine without it
+ * fails at once with the way to get it rather than after building Kubernetes.
+ */
+export function checkMetacontrollerArchive(versions: PinnedVersions): string {
+  const file = path.join(upstreamSrcDir, versions.metacontroller.archive);
+  if (!existsSync(file)) throw new UpstreamArchiveError(`${file} does not exist.`, versions);
+  const actual = sha256OfFile(file);
+  if (actual !== versions.metacontroller.sha256) {
+    throw new UpstreamArchiveError(`${file} has sha256 ${actual}, not the pinned one.`, versions);
+  }
+  return file;
 }
 
 // A crude cross-process lock: two test runs (or a test run and the CLI) must not write the
@@ -340,7 +352,7 @@ async function withBuildLock<T>(
 }
 
 export interface EnsureBinariesOptions {
-  /** Rebuild even if the stamp matches (also retries components recorded as unavailable). */
+  /** Rebuild even if the stamps match. */
   force?: boolean;
   /** Progress lines; defaults to stderr. */
   log?: (line: string) => void;
@@ -348,107 +360,115 @@ export interface EnsureBinariesOptions {
   verbose?: boolean;
 }
 
-/** Builds the binaries unless the stamp shows they are already built from the same inputs. */
+/** Builds every component whose stamp does not match its inputs (or whose binaries are gone). */
 export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promise<BuiltBinaries> {
   const log = options.log ?? ((line: string) => process.stderr.write(`[build-binaries] ${line}\n`));
   const started = performance.now();
   const goVersionString = await goVersion();
   const versions = readPinnedVersions();
+  checkMetacontrollerArchive(versions);
   const paths = binaryPaths(versions);
   const cacheDir = path.dirname(paths.binDir);
   const stampFile = path.join(cacheDir, 'build-stamp.json');
   mkdirSync(cacheDir, { recursive: true });
 
   const allComponents = components(versions);
-  const hash = inputsHash(versions, goVersionString);
-
-  const stampIsCurrent = (): BuildStamp | undefined => {
+  const hashes = new Map(
+    allComponents.map((component) => [
+      component.name,
+      componentInputsHash(component, goVersionString),
+    ]),
+  );
+  const outdated = (): GoComponent[] => {
     const stamp = readStamp(stampFile);
-    if (!stamp || stamp.inputsHash !== hash) return undefined;
-    const missing = allComponents
-      .filter((component) => stamp.unavailable[component.name] === undefined)
-      .flatMap((component) => component.binaries)
-      .filter((binary) => !isExecutableFile(path.join(paths.binDir, binary.binary)));
-    return missing.length === 0 ? stamp : undefined;
+    return allComponents.filter(
+      (component) =>
+        options.force === true ||
+        stamp?.components[component.name] !== hashes.get(component.name) ||
+        component.binaries.some(
+          (binary) => !isExecutableFile(path.join(paths.binDir, binary.binary)),
+        ),
+    );
   };
+  const result = (timings: BuiltBinaries['timingsSeconds']): BuiltBinaries => ({
+    ...paths,
+    versions,
+    reused: Object.keys(timings).length === 0,
+    timingsSeconds: timings,
+    totalSeconds: (performance.now() - started) / 1000,
+  });
 
-  const result = (
-    stamp: BuildStamp,
-    reused: boolean,
-    timings: BuiltBinaries['timingsSeconds'],
-  ): BuiltBinaries => {
-    const { metacontroller, ...required } = paths;
-    return {
-      ...required,
-      ...(stamp.unavailable.metacontroller === undefined ? { metacontroller } : {}),
-      versions,
-      unavailable: stamp.unavailable,
-      reused,
-      timingsSeconds: timings,
-      totalSeconds: (performance.now() - started) / 1000,
-    };
-  };
-
-  const current = options.force ? undefined : stampIsCurrent();
-  if (current) return result(current, true, {});
+  if (outdated().length === 0) return result({});
 
   return withBuildLock(cacheDir, log, async () => {
     // Someone else may have finished the same build while we waited for the lock.
-    const builtMeanwhile = options.force ? undefined : stampIsCurrent();
-    if (builtMeanwhile) return result(builtMeanwhile, true, {});
+    const toBuild = outdated();
+    if (toBuild.length === 0) return result({});
 
-    await assertGoModulesMatchVersions(versions);
-    rmSync(stampFile, { force: true });
+    if (toBuild.some((component) => component.moduleDir !== undefined)) {
+      await assertGoModulesMatchVersions(versions);
+    }
     mkdirSync(paths.binDir, { recursive: true });
     log(
-      `building into ${paths.binDir} with ${goVersionString} (a cold build takes about 8 minutes on 2 cores)`,
+      `building ${toBuild.map((c) => c.name).join(', ')} into ${paths.binDir} with ${goVersionString} ` +
+        '(a cold build takes about 10 minutes on 2 cores)',
     );
     const timings: BuiltBinaries['timingsSeconds'] = {};
-    const unavailable: BuildStamp['unavailable'] = {};
-    for (const component of allComponents) {
+    for (const component of toBuild) {
       const componentStarted = performance.now();
       const names = component.binaries.map((binary) => binary.binary).join(', ');
       log(`${component.name}: building ${names} ...`);
-      const outcome = await buildComponent(component, paths.binDir, options.verbose ?? false);
+      const outcome = await buildComponent(component, cacheDir, paths.binDir, versions, options);
       const seconds = (performance.now() - componentStarted) / 1000;
       timings[component.name] = seconds;
-      if (outcome.ok) {
-        log(`${component.name}: built ${names} in ${seconds.toFixed(1)} s`);
-        continue;
+      if (!outcome.ok) {
+        throw new Error(`building ${component.name} (${names}) failed:\n${outcome.output}`);
       }
-      if (component.mayBeUnavailable && isModuleUnavailable(outcome.output)) {
-        unavailable[component.name] = outcome.output.trim();
-        log(
-          `${component.name}: NOT AVAILABLE from the Go module proxy; continuing without it. The go command said:\n` +
-            outcome.output.trim(),
-        );
-        continue;
-      }
-      throw new Error(`building ${component.name} (${names}) failed:\n${outcome.output}`);
+      log(`${component.name}: built ${names} in ${seconds.toFixed(1)} s`);
+      // Recorded per component, so that a later failure does not rebuild what succeeded.
+      const stamp: BuildStamp = {
+        components: {
+          ...readStamp(stampFile)?.components,
+          [component.name]: hashes.get(component.name),
+        },
+        goVersion: goVersionString,
+        builtAt: new Date().toISOString(),
+      };
+      writeFileSync(stampFile, `${JSON.stringify(stamp, null, 2)}\n`);
     }
-    // The hash is taken again: resolving Metacontroller may have rewritten its go.mod/go.sum.
-    const stamp: BuildStamp = {
-      inputsHash: inputsHash(versions, goVersionString),
-      goVersion: goVersionString,
-      unavailable,
-      builtAt: new Date().toISOString(),
-    };
-    writeFileSync(stampFile, `${JSON.stringify(stamp, null, 2)}\n`);
-    return result(stamp, false, timings);
+    return result(timings);
   });
+}
+
+/** Extracts the verified archive into the cache (afresh, so no stale file survives). */
+async function extractArchive(
+  component: GoComponent & { archive: NonNullable<GoComponent['archive']> },
+  cacheDir: string,
+  versions: PinnedVersions,
+): Promise<string> {
+  const archiveFile = checkMetacontrollerArchive(versions);
+  const srcRoot = path.join(cacheDir, 'src');
+  const sourceDir = path.join(srcRoot, component.archive.folder);
+  rmSync(sourceDir, { recursive: true, force: true });
+  mkdirSync(srcRoot, { recursive: true });
+  await runCommandOrThrow('tar', ['-xzf', archiveFile, '-C', srcRoot]);
+  if (!existsSync(path.join(sourceDir, 'go.mod'))) {
+    throw new Error(`${archiveFile} did not extract to ${sourceDir}/go.mod`);
+  }
+  return sourceDir;
 }
 
 async function buildComponent(
   component: GoComponent,
+  cacheDir: string,
   binDir: string,
-  verbose: boolean,
+  versions: PinnedVersions,
+  options: EnsureBinariesOptions,
 ): Promise<{ ok: true } | { ok: false; output: string }> {
+  const cwd = component.archive
+    ? await extractArchive({ ...component, archive: component.archive }, cacheDir, versions)
+    : component.moduleDir;
   const args = ['build', '-trimpath', `-ldflags=${component.ldflags}`];
-  // Metacontroller's pseudo-version can only be computed by the go command, once the proxy
-  // serves the commit; until its go.sum exists the build has to be allowed to write go.mod.
-  if (component.mayBeUnavailable && !existsSync(path.join(component.moduleDir, 'go.sum'))) {
-    args.push('-mod=mod');
-  }
   // With several packages, -o names a directory and each binary is named after its package.
   if (component.binaries.length === 1 && component.binaries[0]) {
     args.push(
@@ -464,9 +484,9 @@ async function buildComponent(
     );
   }
   const result = await runCommand('go', args, {
-    cwd: component.moduleDir,
+    ...(cwd === undefined ? {} : { cwd }),
     env: goEnvironment(),
-    echo: verbose,
+    echo: options.verbose ?? false,
   });
   return result.code === 0
     ? { ok: true }
@@ -481,20 +501,9 @@ const KUBERNETES_GO_MOD_HEADER = [
   '// Generated by `npx tsx test/cluster/build-binaries.ts --update-go-modules`.',
 ].join('\n');
 
-const METACONTROLLER_GO_MOD_HEADER = [
-  '// Wrapper module whose only job is to build Metacontroller at the commit pinned in',
-  "// ../../versions.json. Metacontroller's go.mod declares `module metacontroller` (no domain),",
-  '// so it cannot be required by its GitHub path: it is required under its declared name and',
-  '// replaced by the GitHub module at the pinned commit. The go command turns the commit into a',
-  '// pseudo-version (and writes go.sum) the first time the module proxy serves it.',
-  "// Replace directives in Metacontroller's own go.mod do not apply to a dependency: once it can",
-  '// be downloaded, copy the ones it relies on here (and into updateGoModules in binaries.ts).',
-  '// Generated by `npx tsx test/cluster/build-binaries.ts --update-go-modules`.',
-].join('\n');
-
 /**
  * Rewrites the wrapper go.mod files from versions.json and runs `go mod tidy`, so that go.sum
- * is complete. Metacontroller is attempted too; if the proxy refuses it, its answer is returned.
+ * is complete. Metacontroller is built from its archive and has no wrapper module.
  */
 export async function updateGoModules(
   log: (line: string) => void,
@@ -551,26 +560,5 @@ export async function updateGoModules(
   log('etcd: go mod tidy ...');
   await runCommandOrThrow('go', ['mod', 'tidy'], { cwd: etcdDir, env });
 
-  const metacontrollerDir = path.join(goModulesDir, 'metacontroller');
-  // Written as text: `go mod edit` refuses a bare commit as a replacement version, but the go
-  // command resolving the module (tidy, build) accepts it and rewrites it to a pseudo-version.
-  writeFileSync(
-    path.join(metacontrollerDir, 'go.mod'),
-    [
-      METACONTROLLER_GO_MOD_HEADER,
-      'module kubecell.test/cluster/metacontroller',
-      '',
-      'go 1.25.0',
-      '',
-      'require metacontroller v0.0.0',
-      '',
-      `replace metacontroller => github.com/metacontroller/metacontroller ${versions.metacontroller.commit}`,
-      '',
-    ].join('\n'),
-  );
-  rmSync(path.join(metacontrollerDir, 'go.sum'), { force: true });
-  log('metacontroller: go mod tidy ...');
-  const tidy = await runCommand('go', ['mod', 'tidy'], { cwd: metacontrollerDir, env });
-  if (tidy.code !== 0) failures.metacontroller = `${tidy.stderr}${tidy.stdout}`.trim();
   return failures;
 }

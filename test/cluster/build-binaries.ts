@@ -4,7 +4,12 @@
 //   npx tsx test/cluster/build-binaries.ts --force              rebuild everything
 //   npx tsx test/cluster/build-binaries.ts --verbose            also show the go command's output
 //   npx tsx test/cluster/build-binaries.ts --update-go-modules  rewrite go.mod/go.sum from versions.json
-import { ensureBinaries, GoNotInstalledError, updateGoModules } from './binaries.js';
+import {
+  ensureBinaries,
+  GoNotInstalledError,
+  UpstreamArchiveError,
+  updateGoModules,
+} from './binaries.js';
 
 function log(line: string): void {
   process.stderr.write(`[build-binaries] ${line}\n`);
@@ -42,11 +47,6 @@ async function main(argv: readonly string[]): Promise<number> {
       .join(', ');
     log(`built into ${built.binDir} in ${built.totalSeconds.toFixed(1)} s (${perComponent})`);
   }
-  for (const [component, answer] of Object.entries(built.unavailable)) {
-    log(
-      `WARNING: ${component} is not available; tests that need it cannot run. The go command said:\n${answer}`,
-    );
-  }
   return 0;
 }
 
@@ -55,7 +55,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (error instanceof GoNotInstalledError) {
+    if (error instanceof GoNotInstalledError || error instanceof UpstreamArchiveError) {
       log(error.message);
     } else {
       log(error instanceof Error ? (error.stack ?? error.message) : String(error));

@@ -3,7 +3,7 @@
 // binaries.ts) and started on free 127.0.0.1 ports in a temporary directory. No Docker, no
 // kubelet: nothing here runs Pods, but every API object is validated, admitted, stored,
 // garbage-collected and reconciled by the real upstream code.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureBinaries, type BuiltBinaries } from './binaries.js';
@@ -14,7 +14,7 @@ import {
   type KeyAndCertificate,
 } from './certs.js';
 import { installCrds, type Kubectl } from './crds.js';
-import { writeKubeconfig } from './kubeconfig.js';
+import { writeKubeconfig, writeTokenKubeconfig } from './kubeconfig.js';
 import { metacontrollerCrdsFile } from './paths.js';
 import { freeLoopbackPorts } from './ports.js';
 import {
@@ -46,14 +46,37 @@ export interface MetacontrollerOptions {
    * after it started. Its default (30s) would make every test wait; default here: 2s.
    */
   discoveryInterval?: string;
-  /** Identity Metacontroller runs as; default a member of system:masters. */
-  identity?: ClusterIdentity;
+  /**
+   * Identity Metacontroller runs as: a certificate identity (default: a member of
+   * system:masters) or a ServiceAccount, whose namespace and account are created and whose
+   * bound token (TokenRequest API) Metacontroller then authenticates with.
+   */
+  identity?: ClusterIdentity | { serviceAccount: ServiceAccountRef };
+  /** controller-runtime's --zap-log-level (`info`, `debug`, or a number: 4 shows every sync). */
+  logLevel?: string;
   /** Further command-line flags, appended last (so they win). */
   extraArgs?: readonly string[];
 }
 
+export interface ServiceAccountRef {
+  namespace: string;
+  name: string;
+}
+
+export interface RunningMetacontroller {
+  process: ManagedProcess;
+  /** controller-runtime's health probe. */
+  readyzUrl: string;
+  /** Prometheus metrics (metacontroller_* and controller-runtime's). */
+  metricsUrl: string;
+  kubeconfigPath: string;
+}
+
 export interface ControlPlaneOptions {
-  /** `false`: do not run Metacontroller. Default: run it with default options if it was built. */
+  /**
+   * Metacontroller options to start it with the control plane; `false` or absent: not started
+   * (call `startMetacontroller()` once its RBAC and hook server are in place).
+   */
   metacontroller?: false | MetacontrollerOptions;
   /** Appended to kube-apiserver's flags. */
   extraApiserverArgs?: readonly string[];
@@ -87,10 +110,13 @@ export interface ControlPlane {
     kubeControllerManager: ManagedProcess;
     metacontroller?: ManagedProcess;
   };
-  /** Why Metacontroller is not running although it was wanted (e.g. the proxy refused it). */
-  metacontrollerUnavailable?: string;
-  /** Metacontroller's health probe (controller-runtime's /readyz), when it runs. */
-  metacontrollerReadyzUrl?: string;
+  /** Metacontroller, when the `metacontroller` option started it with the control plane. */
+  metacontroller?: RunningMetacontroller;
+  /**
+   * Starts Metacontroller against this control plane (for callers that must install RBAC or
+   * CRDs first); it is stopped with the control plane, before the apiserver.
+   */
+  startMetacontroller(options?: MetacontrollerOptions): Promise<RunningMetacontroller>;
   /** Runs kubectl against this cluster as the administrator. Never throws on a non-zero exit. */
   kubectl: Kubectl;
   /** Writes a kubeconfig for another identity, e.g. to check RBAC as a restricted user. */
@@ -176,14 +202,8 @@ async function startControlPlaneOnce(
   };
 
   try {
-    const [
-      etcdClientPort,
-      etcdPeerPort,
-      apiserverPort,
-      controllerManagerPort,
-      metacontrollerHealthPort,
-      metacontrollerMetricsPort,
-    ] = (await freeLoopbackPorts(6)) as [number, number, number, number, number, number];
+    const [etcdClientPort, etcdPeerPort, apiserverPort, controllerManagerPort] =
+      (await freeLoopbackPorts(4)) as [number, number, number, number];
     const apiserverUrl = `https://127.0.0.1:${apiserverPort}`;
 
     // --- certificates and keys -------------------------------------------------------------
@@ -381,57 +401,93 @@ async function startControlPlaneOnce(
     const kubectl = kubectlAs(kubeconfigPath);
 
     // --- Metacontroller ------------------------------------------------------------------------
-    let metacontroller: ManagedProcess | undefined;
-    let metacontrollerUnavailable: string | undefined;
-    let metacontrollerReadyzUrl: string | undefined;
-    if (options.metacontroller !== false) {
-      const metacontrollerOptions = options.metacontroller ?? {};
-      if (binaries.metacontroller === undefined || !existsSync(binaries.metacontroller)) {
-        metacontrollerUnavailable =
-          binaries.unavailable.metacontroller ??
-          `the Metacontroller binary is missing from ${binaries.binDir}`;
-        log(`Metacontroller is NOT running: ${metacontrollerUnavailable.split('\n')[0]}`);
-      } else {
-        // Its informers for CompositeController/DecoratorController need the CRDs to exist.
-        await installCrds(kubectl, [metacontrollerCrdsFile], Math.ceil(readinessTimeoutMs / 1000));
-        const metacontrollerKubeconfig = await kubeconfigFor(
-          metacontrollerOptions.identity ?? {
-            userName: 'metacontroller',
-            groups: ['system:masters'],
-          },
-          'metacontroller.kubeconfig',
-        );
-        metacontroller = startManagedProcess({
-          name: 'metacontroller',
-          command: binaries.metacontroller,
-          logDir,
-          // controller-runtime's GetConfig reads --kubeconfig, then $KUBECONFIG.
-          env: { ...process.env, KUBECONFIG: metacontrollerKubeconfig },
-          args: [
-            `--kubeconfig=${metacontrollerKubeconfig}`,
-            `--discovery-interval=${metacontrollerOptions.discoveryInterval ?? '2s'}`,
-            `--health-probe-bind-address=127.0.0.1:${metacontrollerHealthPort}`,
-            `--metrics-address=127.0.0.1:${metacontrollerMetricsPort}`,
-            // Its defaults (5 QPS, burst 10) throttle a test that creates many objects at once.
-            '--client-go-qps=50',
-            '--client-go-burst=100',
-            ...(metacontrollerOptions.applyStrategy
-              ? [`--apply-strategy=${metacontrollerOptions.applyStrategy}`]
-              : []),
-            ...(metacontrollerOptions.extraArgs ?? []),
-          ],
-        });
-        running.push(metacontroller);
-        metacontrollerReadyzUrl = `http://127.0.0.1:${metacontrollerHealthPort}/readyz`;
-        await waitForHttpOk(
-          'Metacontroller /readyz',
-          metacontrollerReadyzUrl,
-          {},
-          { timeoutMs: readinessTimeoutMs, process: metacontroller },
-        );
-        log(`Metacontroller ready (${elapsed()})`);
+    const processes: ControlPlane['processes'] = { etcd, kubeApiserver, kubeControllerManager };
+    const serviceAccountKubeconfig = async (account: ServiceAccountRef): Promise<string> => {
+      for (const [kind, name] of [
+        ['namespace', account.namespace],
+        ['serviceaccount', account.name],
+      ] as const) {
+        const created = await kubectl([
+          'create',
+          kind,
+          name,
+          ...(kind === 'serviceaccount' ? ['-n', account.namespace] : []),
+        ]);
+        if (created.code !== 0 && !created.stderr.includes('AlreadyExists')) {
+          throw new Error(`creating ${kind} ${name} failed: ${created.stderr}`);
+        }
       }
-    }
+      // A bound token from the TokenRequest API, as a pod of that ServiceAccount would get.
+      const token = await kubectl([
+        'create',
+        'token',
+        account.name,
+        '-n',
+        account.namespace,
+        '--duration=48h',
+      ]);
+      if (token.code !== 0) throw new Error(`kubectl create token failed: ${token.stderr}`);
+      return writeTokenKubeconfig({
+        file: path.join(dir, `${account.namespace}-${account.name}.kubeconfig`),
+        serverUrl: apiserverUrl,
+        caCertFile: ca.certFile,
+        token: token.stdout.trim(),
+        userName: `system:serviceaccount:${account.namespace}:${account.name}`,
+      });
+    };
+    const startMetacontroller = async (
+      metacontrollerOptions: MetacontrollerOptions = {},
+    ): Promise<RunningMetacontroller> => {
+      const [healthPort, metricsPort] = (await freeLoopbackPorts(2)) as [number, number];
+      // Its informers for CompositeController/DecoratorController need the CRDs to exist.
+      await installCrds(kubectl, [metacontrollerCrdsFile], Math.ceil(readinessTimeoutMs / 1000));
+      const identity = metacontrollerOptions.identity ?? {
+        userName: 'metacontroller',
+        groups: ['system:masters'],
+      };
+      const metacontrollerKubeconfig =
+        'serviceAccount' in identity
+          ? await serviceAccountKubeconfig(identity.serviceAccount)
+          : await kubeconfigFor(identity, 'metacontroller.kubeconfig');
+      const managed = startManagedProcess({
+        name: 'metacontroller',
+        command: binaries.metacontroller,
+        logDir,
+        // controller-runtime's GetConfig reads --kubeconfig, then $KUBECONFIG.
+        env: { ...process.env, KUBECONFIG: metacontrollerKubeconfig },
+        args: [
+          `--kubeconfig=${metacontrollerKubeconfig}`,
+          `--discovery-interval=${metacontrollerOptions.discoveryInterval ?? '2s'}`,
+          `--health-probe-bind-address=127.0.0.1:${healthPort}`,
+          `--metrics-address=127.0.0.1:${metricsPort}`,
+          `--zap-log-level=${metacontrollerOptions.logLevel ?? 'info'}`,
+          ...(metacontrollerOptions.applyStrategy
+            ? [`--apply-strategy=${metacontrollerOptions.applyStrategy}`]
+            : []),
+          ...(metacontrollerOptions.extraArgs ?? []),
+        ],
+      });
+      running.push(managed);
+      processes.metacontroller = managed;
+      const readyzUrl = `http://127.0.0.1:${healthPort}/readyz`;
+      await waitForHttpOk(
+        'Metacontroller /readyz',
+        readyzUrl,
+        {},
+        { timeoutMs: readinessTimeoutMs, process: managed },
+      );
+      log(`Metacontroller ${binaries.versions.metacontroller.version} ready (${elapsed()})`);
+      return {
+        process: managed,
+        readyzUrl,
+        metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+        kubeconfigPath: metacontrollerKubeconfig,
+      };
+    };
+    const metacontroller =
+      options.metacontroller === undefined || options.metacontroller === false
+        ? undefined
+        : await startMetacontroller(options.metacontroller);
 
     const startupSeconds = (performance.now() - started) / 1000;
     log(`control plane ready in ${startupSeconds.toFixed(1)} s; kubeconfig ${kubeconfigPath}`);
@@ -445,14 +501,9 @@ async function startControlPlaneOnce(
       versions: binaries.versions,
       dir,
       logDir,
-      processes: {
-        etcd,
-        kubeApiserver,
-        kubeControllerManager,
-        ...(metacontroller ? { metacontroller } : {}),
-      },
-      ...(metacontrollerUnavailable === undefined ? {} : { metacontrollerUnavailable }),
-      ...(metacontrollerReadyzUrl === undefined ? {} : { metacontrollerReadyzUrl }),
+      processes,
+      ...(metacontroller ? { metacontroller } : {}),
+      startMetacontroller,
       kubectl,
       kubeconfigFor: (identity) => kubeconfigFor(identity),
       startupSeconds,
@@ -471,13 +522,11 @@ async function startControlPlaneOnce(
   }
 }
 
-/** Throws, with the reason, unless Metacontroller is running in this control plane. */
+/** Throws, with its log, unless Metacontroller is running in this control plane. */
 export function requireMetacontroller(controlPlane: ControlPlane): ManagedProcess {
   const metacontroller = controlPlane.processes.metacontroller;
   if (!metacontroller) {
-    throw new Error(
-      `Metacontroller is not running: ${controlPlane.metacontrollerUnavailable ?? 'it was disabled'}`,
-    );
+    throw new Error('Metacontroller was not started in this control plane');
   }
   const exit = metacontroller.exitStatus();
   if (exit) {

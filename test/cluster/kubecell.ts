@@ -17,17 +17,29 @@ export function kubecellCrdFiles(): string[] {
 
 const installed = new WeakMap<ControlPlane, Promise<void>>();
 
-/** Idempotent per cluster: every test file may call it. */
-export function installKubeCellApi(cluster: ControlPlane): Promise<void> {
+export interface InstallKubeCellApiOptions {
+  /** Upstream CRD files to leave out (e.g. Cluster API's on a KubeVirt-only platform). */
+  excludeUpstreamCrds?: readonly RegExp[];
+  /** Further CRD files to install. */
+  extraCrdFiles?: readonly string[];
+}
+
+/** Idempotent per cluster: every test file may call it; the first call's options win. */
+export function installKubeCellApi(
+  cluster: ControlPlane,
+  options: InstallKubeCellApiOptions = {},
+): Promise<void> {
   let done = installed.get(cluster);
   if (!done) {
     done = (async () => {
+      const excluded = options.excludeUpstreamCrds ?? [];
       // Multus publishes no CRD file we have; its permissive stand-in (named as such) lets the
       // NetworkAttachmentDefinition sample be applied at all.
       await installCrds(cluster.kubectl, [
-        ...upstreamCrdFiles(),
+        ...upstreamCrdFiles().filter((file) => !excluded.some((pattern) => pattern.test(file))),
         ...kubecellCrdFiles(),
         path.join(clusterTestDir, 'multus-permissive-crd.yaml'),
+        ...(options.extraCrdFiles ?? []),
       ]);
       // The controller namespace, and the one the pool samples keep their VMs and Secrets in.
       for (const name of ['kubecell-system', 'kubecell-cells']) {

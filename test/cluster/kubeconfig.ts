@@ -18,7 +18,26 @@ function base64Of(file: string): string {
   return readFileSync(file).toString('base64');
 }
 
+export interface TokenKubeconfigRequest extends Omit<KubeconfigRequest, 'client'> {
+  /** A bearer token, e.g. a ServiceAccount's from the TokenRequest API. */
+  token: string;
+}
+
 export function writeKubeconfig(request: KubeconfigRequest): string {
+  return writeKubeconfigFor(request, {
+    'client-certificate-data': base64Of(request.client.certFile),
+    'client-key-data': base64Of(request.client.keyFile),
+  });
+}
+
+export function writeTokenKubeconfig(request: TokenKubeconfigRequest): string {
+  return writeKubeconfigFor(request, { token: request.token });
+}
+
+function writeKubeconfigFor(
+  request: Omit<KubeconfigRequest, 'client'>,
+  credentials: Record<string, string>,
+): string {
   const clusterName = 'kubecell-test';
   const contextName = request.contextName ?? `${request.userName}@${clusterName}`;
   const kubeconfig = {
@@ -36,17 +55,14 @@ export function writeKubeconfig(request: KubeconfigRequest): string {
     users: [
       {
         name: request.userName,
-        user: {
-          'client-certificate-data': base64Of(request.client.certFile),
-          'client-key-data': base64Of(request.client.keyFile),
-        },
+        user: credentials,
       },
     ],
     contexts: [{ name: contextName, context: { cluster: clusterName, user: request.userName } }],
     'current-context': contextName,
     preferences: {},
   };
-  // Owner-only: it holds a private key (of a throwaway cluster, but still).
+  // Owner-only: it holds a private key or token (of a throwaway cluster, but still).
   writeFileSync(request.file, stringify(kubeconfig), { mode: 0o600 });
   return request.file;
 }

@@ -11,11 +11,16 @@ export const clusterTestDir = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(clusterTestDir, '..', '..');
 
 /**
- * The shared, read-only directory that lives beside the repository (`../shared` from the repo
- * root). CI clones the repository elsewhere with shared/ next to it, so it must never be
- * referenced by an absolute path.
+ * The upstream inputs the tests need but no package registry serves (upstream CRDs, source
+ * archives): `$KUBECELL_UPSTREAM_DIR`, by default the read-only `../shared` beside the
+ * repository. CI clones the repository with shared/ next to it, so the default is relative.
  */
-export const sharedDir = path.resolve(repoRoot, '..', 'shared');
+export const sharedDir = path.resolve(
+  process.env.KUBECELL_UPSTREAM_DIR ?? path.join(repoRoot, '..', 'shared'),
+);
+
+/** Source archives of upstream components built for the tests (Metacontroller). */
+export const upstreamSrcDir = path.join(sharedDir, 'upstream-src');
 
 /** Unmodified upstream CRDs that the tests install into the local control plane. */
 export const upstreamCrdsDir = path.join(sharedDir, 'upstream-crds');

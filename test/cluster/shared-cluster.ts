@@ -1,5 +1,5 @@
-// One control plane per test run, shared by every cluster test file: starting etcd,
-// kube-apiserver, kube-controller-manager and Metacontroller takes tens of seconds on a 2-core
+// One KubeCell per test run, shared by every cluster test file: starting etcd, kube-apiserver,
+// kube-controller-manager, the hook server and Metacontroller takes tens of seconds on a 2-core
 // machine, far too long to repeat per file.
 //
 //   import { getCluster } from './shared-cluster.js';
@@ -14,7 +14,12 @@
 // notes failures so that the logs are kept when something failed. `mochaGlobalTeardown` is
 // exported as well for use with mocha's --require. Should neither run (crash, Ctrl-C), the
 // process exit handlers of processes.ts kill every server.
-import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.js';
+import type { ControlPlane } from './control-plane.js';
+import {
+  startKubeCellStack,
+  type KubeCellStack,
+  type KubeCellStackOptions,
+} from './kubecell-stack.js';
 
 /**
  * Budget for a `before` hook that calls getCluster(): a cold build of the binaries took about 8
@@ -24,14 +29,13 @@ import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from '
 export const CLUSTER_SETUP_TIMEOUT_MS = 60 * 60 * 1000;
 
 /**
- * The shared cluster runs Metacontroller the way KubeCell is meant to be deployed: with
- * server-side apply, which the Metacontroller docs recommend (DESIGN.md §6).
+ * The shared cluster runs KubeCell the way it is meant to be deployed: Metacontroller with
+ * server-side apply, which the Metacontroller docs recommend (DESIGN.md §6), as the
+ * ServiceAccount manifests/rbac/ grants, with both GPUCellPool provisioners installed.
  */
-export const SHARED_CLUSTER_OPTIONS: ControlPlaneOptions = {
-  metacontroller: { applyStrategy: 'server-side-apply' },
-};
+export const SHARED_CLUSTER_OPTIONS: KubeCellStackOptions = { applyStrategy: 'server-side-apply' };
 
-let sharedCluster: Promise<ControlPlane> | undefined;
+let sharedCluster: Promise<KubeCellStack> | undefined;
 let sharedClusterOptionsJson: string | undefined;
 let someTestFailed = false;
 
@@ -39,9 +43,14 @@ let someTestFailed = false;
  * The control plane of this test run, started on first use. Options are honoured by the first
  * call only; a later call asking for different options is an error rather than a silent surprise.
  */
-export function getCluster(
-  options: ControlPlaneOptions = SHARED_CLUSTER_OPTIONS,
-): Promise<ControlPlane> {
+export async function getCluster(): Promise<ControlPlane> {
+  return (await getKubeCell()).cluster;
+}
+
+/** KubeCell running on the control plane of this test run (kubecell-stack.ts), started on first use. */
+export function getKubeCell(
+  options: KubeCellStackOptions = SHARED_CLUSTER_OPTIONS,
+): Promise<KubeCellStack> {
   const optionsJson = JSON.stringify(options);
   if (sharedCluster) {
     if (optionsJson !== sharedClusterOptionsJson) {
@@ -52,7 +61,7 @@ export function getCluster(
     return sharedCluster;
   }
   sharedClusterOptionsJson = optionsJson;
-  sharedCluster = startControlPlane(options);
+  sharedCluster = startKubeCellStack(options);
   // A failed start must not be cached: the next file gets a fresh attempt and its own error.
   sharedCluster.catch(() => {
     sharedCluster = undefined;
@@ -67,13 +76,13 @@ export async function stopSharedCluster(): Promise<void> {
   sharedCluster = undefined;
   sharedClusterOptionsJson = undefined;
   if (!starting) return;
-  let cluster: ControlPlane;
+  let stack: KubeCellStack;
   try {
-    cluster = await starting;
+    stack = await starting;
   } catch {
-    return; // startControlPlane already stopped what it had started and kept the logs.
+    return; // startKubeCellStack already stopped what it had started and kept the logs.
   }
-  await cluster.stop({ keepLogs: someTestFailed });
+  await stack.stop({ keepLogs: someTestFailed });
 }
 
 /** For mocha's `--require test/cluster/shared-cluster.ts` (global fixture). */

@@ -17,8 +17,14 @@ export interface PinnedVersions {
   metacontroller: {
     /** Release the commit belongs to, used for the version stamp and the cache key. */
     version: string;
-    /** Commit of github.com/metacontroller/metacontroller that is built. */
+    /** Commit of github.com/metacontroller/metacontroller that is built (40 hex digits). */
     commit: string;
+    /** File name of the source archive in the upstream-src directory. */
+    archive: string;
+    /** sha256 of that archive; the build refuses any other bytes. */
+    sha256: string;
+    /** Upstream repository, for the message that says how to get the archive. */
+    repository: string;
   };
 }
 
@@ -58,7 +64,18 @@ export function readPinnedVersions(): PinnedVersions {
     etcd: { version: requireString(etcd.version, 'etcd.version', semverTag) },
     metacontroller: {
       version: requireString(metacontroller.version, 'metacontroller.version', semverTag),
-      commit: requireString(metacontroller.commit, 'metacontroller.commit', /^[0-9a-f]{12,40}$/),
+      commit: requireString(metacontroller.commit, 'metacontroller.commit', /^[0-9a-f]{40}$/),
+      archive: requireString(
+        metacontroller.archive,
+        'metacontroller.archive',
+        /^[\w.-]+\.tar\.gz$/,
+      ),
+      sha256: requireString(metacontroller.sha256, 'metacontroller.sha256', /^[0-9a-f]{64}$/),
+      repository: requireString(
+        metacontroller.repository,
+        'metacontroller.repository',
+        /^https:\/\/github\.com\/[\w.-]+\/[\w.-]+$/,
+      ),
     },
   };
   // The staging modules are tagged v0.<minor>.<patch> for Kubernetes v1.<minor>.<patch>; a
