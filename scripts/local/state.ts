@@ -56,13 +56,12 @@ export interface LocalState {
   hookServerUrl?: string;
   /** The kubectl built for this cluster's version. */
   kubectl?: string;
-  metacontrollerRunning?: boolean;
-  /** Why Metacontroller is not running (from startControlPlane). */
-  metacontrollerUnavailable?: string;
+  /** The Metacontroller release running. */
+  metacontrollerVersion?: string;
+  /** Whether the simulated outside world (test/simulate/) runs: `--simulate`. */
+  simulated?: boolean;
   /** `kind/name` of the Metacontroller objects applied from metacontroller/. */
   metacontrollerObjects?: string[];
-  /** Why the Metacontroller objects were not applied, if they were not. */
-  metacontrollerObjectsSkipped?: string;
   /** Every server process, by name (etcd, kube-apiserver, ..., hook-server). */
   processes: Record<string, RecordedProcess>;
 }

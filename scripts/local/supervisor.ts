@@ -1,12 +1,14 @@
 // The long-running half of `npm run local-up`: started detached by up.ts, it runs the local
 // KubeCell instance until `npm run local-down` (SIGTERM) or until one of its servers dies.
 //
-//   1. the control plane of the cluster tests (etcd, kube-apiserver, kube-controller-manager,
-//      and Metacontroller if it could be built), on free 127.0.0.1 ports
-//   2. the upstream CRDs, KubeCell's CRDs, kubecell-system and the host namespaces
-//   3. the hook server (hooks/main.ts) on a free port, until /readyz answers
-//   4. the Metacontroller objects of metacontroller/, hooks rewritten to that hook server
-//   5. state.json with ready: true, which up.ts waits for
+//   1. KubeCell as the cluster tests run it (test/cluster/kubecell-stack.ts): etcd,
+//      kube-apiserver, kube-controller-manager on free 127.0.0.1 ports; the upstream CRDs,
+//      KubeCell's CRDs, kubecell-system and the host namespaces; the RBAC of manifests/; the hook
+//      server (hooks/main.ts); Metacontroller as metacontroller/metacontroller; the controllers
+//      of metacontroller/, hooks pointed at that hook server
+//   2. with --simulate, the simulated OCM agent, kubelets, k3k, KubeVirt and Cluster API of
+//      test/simulate/, so that applied samples become Ready
+//   3. state.json with ready: true, which up.ts waits for
 //
 // On SIGTERM/SIGINT/SIGHUP it stops the hook server, then the control plane, and removes the
 // state file and its kubeconfig copy. When one of the servers dies, or starting fails, it
@@ -16,23 +18,8 @@
 import { chmodSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { ensureBinaries } from '../../test/cluster/binaries.js';
-import { startControlPlane, type ControlPlane } from '../../test/cluster/control-plane.js';
-import { crdNamesIn } from '../../test/cluster/crds.js';
-import { installKubeCellApi } from '../../test/cluster/kubecell.js';
-import { metacontrollerCrdsFile } from '../../test/cluster/paths.js';
-import { freeLoopbackPorts } from '../../test/cluster/ports.js';
-import {
-  describeExit,
-  logTail,
-  startManagedProcess,
-  type ManagedProcess,
-} from '../../test/cluster/processes.js';
-import { waitForHttpOk } from '../../test/cluster/readiness.js';
-import {
-  readMetacontrollerObjects,
-  rewriteHookUrls,
-  toYamlStream,
-} from './metacontroller-objects.js';
+import { startKubeCellStack, type KubeCellStack } from '../../test/cluster/kubecell-stack.js';
+import { describeExit, logTail, type ManagedProcess } from '../../test/cluster/processes.js';
 import {
   localKubeconfigFile,
   localLogDir,
@@ -47,7 +34,6 @@ import {
 } from './state.js';
 
 const hookServerEntry = path.join(repoRoot, 'hooks', 'main.ts');
-const metacontrollerDir = path.join(repoRoot, 'metacontroller');
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 const started = performance.now();
@@ -62,8 +48,7 @@ const state: LocalState = {
   startedAt: new Date().toISOString(),
   processes: {},
 };
-let cluster: ControlPlane | undefined;
-let hookServer: ManagedProcess | undefined;
+let stack: KubeCellStack | undefined;
 let phase: 'starting' | 'running' | 'stopping' = 'starting';
 
 /** Writes the state file, unless we are already stopping (which removes it). */
@@ -81,13 +66,9 @@ function removeOwnFiles(options: { keepState: boolean }): void {
 }
 
 async function stopEverything(keepLogs: boolean): Promise<void> {
-  if (hookServer) {
-    await hookServer.stop();
-    log('hook server stopped');
-  }
-  if (cluster) {
-    await cluster.stop({ keepLogs });
-    log('control plane stopped');
+  if (stack) {
+    await stack.stop({ keepLogs });
+    log('hook server, Metacontroller and control plane stopped');
   }
 }
 
@@ -113,7 +94,7 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
 
 function onSignal(signal: NodeJS.Signals): void {
   if (phase === 'stopping') return;
-  if (phase === 'running' || cluster !== undefined) {
+  if (phase === 'running' || stack !== undefined) {
     void shutdown(`received ${signal}`, 0);
     return;
   }
@@ -143,45 +124,6 @@ function takeOverSignals(): void {
       if (listener !== onSignal) process.removeListener(signal, listener);
     }
   }
-}
-
-async function applyMetacontrollerObjects(
-  controlPlane: ControlPlane,
-  hookServerUrl: string,
-): Promise<void> {
-  const crdNames = crdNamesIn(metacontrollerCrdsFile);
-  const crds = await controlPlane.kubectl([
-    'get',
-    ...crdNames.map((name) => `customresourcedefinition/${name}`),
-    '-o',
-    'name',
-  ]);
-  if (crds.code !== 0) {
-    state.metacontrollerObjectsSkipped = `Metacontroller's CRDs are not installed: ${crds.stderr.trim()}`;
-    log(`NOT applying metacontroller/: ${state.metacontrollerObjectsSkipped}`);
-    return;
-  }
-  const { objects, rewritten, foreign } = rewriteHookUrls(
-    readMetacontrollerObjects(metacontrollerDir),
-    hookServerUrl,
-  );
-  for (const line of rewritten) log(`hook rewritten: ${line}`);
-  for (const line of foreign) log(`hook left alone (not KubeCell's hook server): ${line}`);
-  const applied = await controlPlane.kubectl(
-    ['apply', '--server-side', '--field-manager=kubecell-local', '-f', '-'],
-    { input: toYamlStream(objects) },
-  );
-  if (applied.code !== 0) {
-    throw new Error(
-      `applying metacontroller/ failed (${applied.code ?? applied.signal}):\n${applied.stderr}${applied.stdout}`,
-    );
-  }
-  state.metacontrollerObjects = applied.stdout
-    .trim()
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => line.split(' ')[0] ?? line);
-  log(`applied ${state.metacontrollerObjects.join(', ')}`);
 }
 
 function watchForUnexpectedExits(managed: readonly ManagedProcess[]): void {
@@ -214,17 +156,25 @@ async function main(): Promise<void> {
   mkdirSync(localTmpDir, { recursive: true });
   const callersTmpdir = process.env.TMPDIR;
   process.env.TMPDIR = localTmpDir;
-  cluster = await startControlPlane({
-    binaries,
-    metacontroller: { applyStrategy: 'server-side-apply' },
+  log(
+    "starting the control plane, KubeCell's API and RBAC, the hook server, Metacontroller and " +
+      'the controllers of metacontroller/',
+  );
+  stack = await startKubeCellStack({
+    controlPlane: { binaries },
+    // tsx keeps its compile cache in the temporary directory; the caller's survives restarts.
+    hookServerEnv: callersTmpdir === undefined ? {} : { TMPDIR: callersTmpdir },
     log: controlPlaneLog,
   });
+  const cluster = stack.cluster;
   takeOverSignals();
   const { processes } = cluster;
   state.dir = cluster.dir;
   state.apiserverUrl = cluster.apiserverUrl;
   state.kubectl = cluster.binaries.kubectl;
-  state.metacontrollerRunning = processes.metacontroller !== undefined;
+  state.metacontrollerVersion = cluster.versions.metacontroller.version;
+  state.metacontrollerObjects = stack.controllers;
+  state.hookServerUrl = stack.hookServerUrl;
   state.processes = {
     etcd: record(processes.etcd, cluster.binaries.etcd),
     'kube-apiserver': record(processes.kubeApiserver, cluster.binaries.kubeApiserver),
@@ -232,53 +182,10 @@ async function main(): Promise<void> {
       processes.kubeControllerManager,
       cluster.binaries.kubeControllerManager,
     ),
-    ...(processes.metacontroller && cluster.binaries.metacontroller
-      ? { metacontroller: record(processes.metacontroller, cluster.binaries.metacontroller) }
-      : {}),
+    metacontroller: record(stack.metacontroller.process, cluster.binaries.metacontroller),
+    'hook-server': record(stack.hookServer, hookServerEntry),
   };
   save();
-
-  const [hookPort] = (await freeLoopbackPorts(1)) as [number];
-  const hookServerUrl = `http://127.0.0.1:${hookPort}`;
-  rmSync(path.join(localLogDir, 'hook-server.log'), { force: true });
-  const hookEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    KUBECELL_PORT: String(hookPort),
-    // Should the hook server ever talk to the API, it must be this cluster's.
-    KUBECONFIG: cluster.kubeconfigPath,
-  };
-  // The admission webhook needs certificates the local instance does not have (and its fixed
-  // port could collide); it stays off even if the caller's environment configures it.
-  delete hookEnv.KUBECELL_TLS_CERT_FILE;
-  delete hookEnv.KUBECELL_TLS_KEY_FILE;
-  // tsx keeps its compile cache in the temporary directory; the caller's survives restarts.
-  if (callersTmpdir === undefined) delete hookEnv.TMPDIR;
-  else hookEnv.TMPDIR = callersTmpdir;
-  hookServer = startManagedProcess({
-    name: 'hook-server',
-    command: process.execPath,
-    args: ['--import', 'tsx', hookServerEntry],
-    cwd: repoRoot,
-    env: hookEnv,
-    logDir: localLogDir,
-  });
-  state.processes['hook-server'] = record(hookServer, hookServerEntry);
-  state.hookServerUrl = hookServerUrl;
-  save();
-  const runningHookServer = hookServer;
-  // The hook server needs nothing from the API, so it starts while the CRDs are installed.
-  log('installing the upstream CRDs, KubeCell CRDs, kubecell-system and the host namespaces');
-  await Promise.all([
-    installKubeCellApi(cluster).then(() => log('CRDs and namespaces installed')),
-    waitForHttpOk(
-      'hook server /readyz',
-      `${hookServerUrl}/readyz`,
-      {},
-      { timeoutMs: 60_000, process: runningHookServer },
-    ).then(() => log(`hook server ready on ${hookServerUrl} (log ${runningHookServer.logFile})`)),
-  ]);
-
-  await applyMetacontrollerObjects(cluster, hookServerUrl);
 
   // A copy at a stable path; the certificates are embedded, so it stands on its own.
   copyFileSync(cluster.kubeconfigPath, localKubeconfigFile);
@@ -289,7 +196,7 @@ async function main(): Promise<void> {
   if (phase !== 'starting') return; // A signal arrived meanwhile; shutdown() is under way.
   save();
   phase = 'running';
-  watchForUnexpectedExits([...Object.values(processes), hookServer]);
+  watchForUnexpectedExits([...Object.values(processes), stack.hookServer]);
   log(`ready in ${state.startupSeconds.toFixed(1)} s; kubeconfig ${localKubeconfigFile}`);
 }
 

@@ -116,27 +116,12 @@ function summary(state: LocalState): string[] {
     "#   KubeCell's CRDs and the upstream CRDs it uses, namespaces kubecell-system, tenant-a, tenant-b,",
     `#   the hook server on ${state.hookServerUrl ?? '?'} (log ${state.processes['hook-server']?.logFile ?? '?'}),`,
   );
-  if (state.metacontrollerObjects && state.metacontrollerObjects.length > 0) {
-    lines.push(
-      `#   and from metacontroller/: ${state.metacontrollerObjects.join(', ')} (hooks pointed at that server).`,
-    );
-  } else {
-    lines.push(
-      `#   but NOT the objects of metacontroller/: ${state.metacontrollerObjectsSkipped ?? 'none found'}.`,
-    );
-  }
+  lines.push(
+    `#   Metacontroller ${state.metacontrollerVersion ?? ''} as metacontroller/metacontroller, and the controllers`,
+    `#   of metacontroller/: ${(state.metacontrollerObjects ?? []).join(', ')}`,
+    '#   (their hooks pointed at that server): applied objects are reconciled and get a status.',
+  );
   lines.push('# NOT running:');
-  if (state.metacontrollerRunning) {
-    lines.push('#   (Metacontroller runs: the controllers reconcile through the hook server.)');
-  } else {
-    lines.push(
-      '#   - Metacontroller, so nothing calls the hooks: Cells, VirtualClusters and the other',
-      '#     kinds are validated and stored, but never reconciled (no status). Why it is missing:',
-      ...firstLines(state.metacontrollerUnavailable ?? 'it was not started', 4).map(
-        (line) => `#       ${line}`,
-      ),
-    );
-  }
   lines.push(
     '#   - a kubelet: there are no nodes, so no Pod ever starts.',
     '#   - the k3k, Open Cluster Management, Cluster API and KubeVirt controllers: their objects',
