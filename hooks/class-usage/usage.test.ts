@@ -1,11 +1,36 @@
+// The kubecell-class-usage hooks over HTTP, with the JSON Metacontroller v4.17.2 sends to a v2
+// DecoratorController: `{controller, parent}` for customize, `{controller, object, attachments,
+// related, finalizing}` for sync (pkg/controller/common/customize/api/v2/hooks.go,
+// pkg/controller/decorator/api/v2/hooks.go); hooks/metacontroller/__fixtures__ holds one of each
+// verbatim.
 import { expect } from 'chai';
 import request from 'supertest';
-import { toObjectMap } from '../metacontroller/protocol.js';
+import type { VirtualNodeClass } from '../generated/types/index.js';
+import { RESPONSE_FIELDS, toObjectMap, type ObjectMap } from '../metacontroller/protocol.js';
+import {
+  decoratorHookBody,
+  loadFixture,
+  type DecoratorHookBody,
+} from '../metacontroller/testing.js';
 import { productApp } from '../server/test-support.js';
 import { virtualCluster, virtualNodeClass, NOW } from './testing.js';
 import { MAX_LISTED_VIRTUALCLUSTERS, computeClassUsage } from './usage.js';
 
 const SMALL = { name: 'small', uid: 'uid-class-small' };
+const VC_KEY = 'VirtualCluster.kubecell.io/v1alpha1';
+
+/** The kubecell-class-usage DecoratorController, as Metacontroller sends it in `controller`. */
+function classUsageController(): Record<string, unknown> {
+  return loadFixture<DecoratorHookBody>('decorator-sync-related-v2').controller;
+}
+
+/**
+ * A sync body as Metacontroller builds it: no attachment rule, so `attachments` is `{}`; the
+ * customize rule makes `related` carry the VirtualCluster group, empty when none matches.
+ */
+function syncBody(klass: VirtualNodeClass, related: ObjectMap = { [VC_KEY]: {} }) {
+  return decoratorHookBody(classUsageController(), klass, { related });
+}
 
 describe('class-usage hooks over HTTP', () => {
   // The first productApp() loads every controller module; under `mocha --no-config` (2 s
@@ -19,7 +44,7 @@ describe('class-usage hooks over HTTP', () => {
     const { app } = await productApp(NOW);
     const response = await request(app)
       .post('/hooks/class-usage/customize')
-      .send({ parent: virtualNodeClass() })
+      .send(loadFixture('decorator-customize-v2'))
       .expect(200);
     expect(response.body).to.deep.equal({
       relatedResources: [
@@ -36,7 +61,7 @@ describe('class-usage hooks over HTTP', () => {
     const { app } = await productApp(NOW);
     const response = await request(app)
       .post('/hooks/class-usage/customize')
-      .send({ parent: virtualNodeClass('x'.repeat(64)) })
+      .send({ controller: classUsageController(), parent: virtualNodeClass('x'.repeat(64)) })
       .expect(200);
     expect(response.body).to.deep.equal({ relatedResources: [] });
   });
@@ -57,7 +82,7 @@ describe('class-usage hooks over HTTP', () => {
     ]);
     const response = await request(app)
       .post('/hooks/class-usage/sync')
-      .send({ parent: virtualNodeClass(), children: {}, related, finalizing: false })
+      .send(syncBody(virtualNodeClass(), related))
       .expect(200);
     expect(response.body).to.deep.equal({
       status: {
@@ -73,13 +98,55 @@ describe('class-usage hooks over HTTP', () => {
     });
   });
 
+  it('answers the body Metacontroller posts (fixture) with fields Metacontroller reads', async () => {
+    const { app } = await productApp(NOW);
+    const body = loadFixture<DecoratorHookBody<VirtualNodeClass>>('decorator-sync-related-v2');
+    const response = await request(app).post('/hooks/class-usage/sync').send(body).expect(200);
+    expect(RESPONSE_FIELDS.decoratorSync).to.include.members(Object.keys(response.body));
+    expect(response.body).to.deep.equal({
+      status: {
+        usedBy: { count: 1, virtualClusters: [{ namespace: 'tenant-a', name: 'team-a' }] },
+      },
+      attachments: [],
+    });
+  });
+
   it('an unused class reports zero', async () => {
     const { app } = await productApp(NOW);
     const response = await request(app)
       .post('/hooks/class-usage/sync')
-      .send({ parent: virtualNodeClass(), children: {}, related: null, finalizing: false })
+      .send(syncBody(virtualNodeClass()))
       .expect(200);
     expect(response.body.status).to.deep.equal({ usedBy: { count: 0, virtualClusters: [] } });
+  });
+
+  it('keeps the status when the VirtualClusters were not observed (no related group)', async () => {
+    const { app } = await productApp(NOW);
+    const response = await request(app)
+      .post('/hooks/class-usage/sync')
+      .send(syncBody(virtualNodeClass(), {}))
+      .expect(200);
+    // No status: Metacontroller leaves .status as it is.
+    expect(response.body).to.deep.equal({ attachments: [] });
+  });
+
+  it('a class no VirtualCluster can name reports zero without related objects', async () => {
+    const { app } = await productApp(NOW);
+    const response = await request(app)
+      .post('/hooks/class-usage/sync')
+      .send(syncBody(virtualNodeClass('x'.repeat(64)), {}))
+      .expect(200);
+    expect(response.body.status).to.deep.equal({ usedBy: { count: 0, virtualClusters: [] } });
+  });
+
+  it('answers 400 naming object for a body in the composite shape', async () => {
+    const { app } = await productApp(NOW);
+    const { controller, object, related } = syncBody(virtualNodeClass());
+    const response = await request(app)
+      .post('/hooks/class-usage/sync')
+      .send({ controller, parent: object, children: {}, related, finalizing: false })
+      .expect(400);
+    expect(response.body.error).to.contain('request.object: required (the body has "parent"');
   });
 
   it('is byte-identical for identical input, whatever order the objects arrive in', async () => {
@@ -93,12 +160,7 @@ describe('class-usage hooks over HTTP', () => {
     for (const list of [vcs, [...vcs].reverse(), vcs]) {
       const response = await request(app)
         .post('/hooks/class-usage/sync')
-        .send({
-          parent: virtualNodeClass(),
-          children: {},
-          related: toObjectMap(list),
-          finalizing: false,
-        })
+        .send(syncBody(virtualNodeClass(), toObjectMap(list)))
         .expect(200);
       texts.push(response.text);
     }
@@ -110,12 +172,7 @@ describe('class-usage hooks over HTTP', () => {
     const { app } = await productApp(NOW);
     const response = await request(app)
       .post('/hooks/class-usage/sync')
-      .send({
-        parent: { ...virtualNodeClass(), kind: 'Cell' },
-        children: {},
-        related: {},
-        finalizing: false,
-      })
+      .send(syncBody({ ...virtualNodeClass(), kind: 'Cell' } as unknown as VirtualNodeClass))
       .expect(400);
     expect(JSON.stringify(response.body)).to.contain(
       'expected a kubecell.io/v1alpha1 VirtualNodeClass',
@@ -126,7 +183,7 @@ describe('class-usage hooks over HTTP', () => {
     const { app } = await productApp(NOW);
     await request(app)
       .post('/hooks/class-usage/finalize')
-      .send({ parent: virtualNodeClass(), children: {}, related: {}, finalizing: true })
+      .send({ ...syncBody(virtualNodeClass()), finalizing: true })
       .expect(404);
   });
 });

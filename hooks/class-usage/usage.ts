@@ -13,6 +13,14 @@
  * label-selector rule spans every namespace. The status is a pure function of the class's name
  * and UID and of those VirtualClusters, sorted, so the same input gives byte-identical output
  * and Metacontroller writes only when something changed.
+ *
+ * Metacontroller posts `{controller, object, attachments, related, finalizing}` to sync (the
+ * request check hands the class over as `parent`), and `{controller, parent}` to customize. It
+ * sends the VirtualCluster group whenever the customize answer has the rule, empty when no
+ * VirtualCluster matches (`GetRelatedObjects`, pkg/controller/common/customize/manager.go). A
+ * request without the group did not observe the VirtualClusters: the answer then has no status,
+ * which Metacontroller reads as "leave .status as it is" (`syncParentObject`,
+ * pkg/controller/decorator/controller.go), instead of a made-up zero.
  */
 import { isLabelValue } from '../admission/rules.js';
 import type {
@@ -109,6 +117,11 @@ export function syncClassUsage(
   request: DecoratorSyncRequest<VirtualNodeClass>,
 ): DecoratorSyncResponse {
   requireClass(request.parent);
+  const observed = request.related[TYPE_KEYS.virtualCluster] !== undefined;
+  // A class that relates nothing (its name is no label value) is used by no VirtualCluster.
+  if (!observed && classUsageRelatedResources(request.parent).length > 0) {
+    return { attachments: [] };
+  }
   return { status: computeClassUsage(request.parent, request.related), attachments: [] };
 }
 

@@ -6,15 +6,24 @@
  *   applied, and the NetworkPolicies as attachments. Never a status: a Namespace's status
  *   subresource belongs to the namespace controller, and Metacontroller would write it.
  * - finalize: Metacontroller calls it when the namespace is deleted and also when it stops
- *   matching the selector (the label was removed). It returns no attachments (Metacontroller
- *   deletes them), removes KubeCell's labels and annotations, keeps the platform's, and is
- *   done at once.
+ *   matching the selector (the label was removed; `shouldCallFinalizeHook`,
+ *   `pkg/controller/decorator/hooks.go`). It returns no attachments (Metacontroller deletes
+ *   them), removes KubeCell's labels and annotations and keeps the platform's. It answers
+ *   `finalized: true` only once no NetworkPolicy of its own is observed: Metacontroller removes
+ *   its finalizer before it deletes the attachments (`syncParentObject`,
+ *   `pkg/controller/decorator/controller.go`), and an unlabelled namespace without the
+ *   finalizer is never synced again, so a failed delete would leave the policies behind.
+ *
+ * Metacontroller posts `{controller, object, attachments, related, finalizing}`; the request
+ * check hands the handlers `object` as `parent` and `attachments` as `children`
+ * (`DecoratorSyncRequest`, metacontroller/protocol.ts).
  */
 import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
-import type {
-  CustomizeHookResponse,
-  DecoratorSyncRequest,
-  DecoratorSyncResponse,
+import {
+  childKey,
+  type CustomizeHookResponse,
+  type DecoratorSyncRequest,
+  type DecoratorSyncResponse,
 } from '../metacontroller/protocol.js';
 import { LABELS } from '../kube/labels.js';
 import type { Namespace } from '../kube/objects.js';
@@ -23,6 +32,12 @@ import { BASELINE_VERSION, HOST_NAMESPACE_ANNOTATIONS } from './baseline.js';
 import { loadHostNamespaceConfig, type HostNamespaceConfig } from './config.js';
 import { renderNetworkPolicies } from './network-policies.js';
 import { formatRecord, labelsToRemove, planPodSecurity } from './pod-security.js';
+
+/** The attachment group of the NetworkPolicies, as Metacontroller keys it. */
+export const NETWORK_POLICY_KEY = childKey('networking.k8s.io/v1', 'NetworkPolicy');
+
+/** Resync of a finalize that waits for its NetworkPolicies to be deleted. */
+export const FINALIZE_RESYNC_SECONDS = 5;
 
 function requireNamespace(parent: Namespace): void {
   if (parent.apiVersion !== 'v1' || parent.kind !== 'Namespace') {
@@ -78,6 +93,13 @@ export function finalizeHostNamespace(
   }
   const annotations: Record<string, null> = {};
   for (const key of Object.values(HOST_NAMESPACE_ANNOTATIONS)) annotations[key] = null;
+  // Metacontroller sends the group of every declared attachment type, empty when none exists
+  // (getChildren). Without the group it manages no NetworkPolicies for this decorator, so there
+  // is nothing to wait for, and waiting would hold a deleted namespace forever.
+  const remaining = Object.keys(request.children[NETWORK_POLICY_KEY] ?? {}).length;
+  if (remaining > 0) {
+    return { labels, annotations, attachments: [], resyncAfterSeconds: FINALIZE_RESYNC_SECONDS };
+  }
   return { labels, annotations, attachments: [], finalized: true };
 }
 

@@ -1,7 +1,13 @@
 /** Fixtures of the host-namespace tests (not loaded in production). */
 import { snapshotsBeside } from '../../test/support/snapshots.js';
 import type { Namespace } from '../kube/objects.js';
-import type { DecoratorSyncRequest, KubernetesObject } from '../metacontroller/protocol.js';
+import { toObjectMap, type KubernetesObject } from '../metacontroller/protocol.js';
+import {
+  decoratorHookBody,
+  loadFixture,
+  type DecoratorHookBody,
+} from '../metacontroller/testing.js';
+import { NETWORK_POLICY_KEY } from './hooks.js';
 
 export const NOW = new Date('2026-11-30T00:00:00Z');
 
@@ -27,13 +33,26 @@ export function hostNamespace(
   };
 }
 
-/** The body Metacontroller posts to sync and finalize (v2). */
+/** The kubecell-host-namespace DecoratorController, as Metacontroller sends it in `controller`. */
+export function hostNamespaceController(): Record<string, unknown> {
+  return loadFixture<DecoratorHookBody>('decorator-sync-v2').controller;
+}
+
+/**
+ * The body Metacontroller posts to sync and finalize (`pkg/controller/decorator/api/v2/hooks.go`):
+ * the namespace under `object`, the observed NetworkPolicies under `attachments`, whose group is
+ * always there (the DecoratorController declares it), `related` empty (customize asks for
+ * nothing).
+ */
 export function decoratorRequest(
-  parent: Namespace,
+  namespace: Namespace,
   finalizing = false,
-  children: Record<string, Record<string, KubernetesObject>> = {},
-): DecoratorSyncRequest<Namespace> {
-  return { parent, children, related: {}, finalizing };
+  attachments: readonly KubernetesObject[] = [],
+): DecoratorHookBody<Namespace> {
+  return decoratorHookBody(hostNamespaceController(), namespace, {
+    attachments: { [NETWORK_POLICY_KEY]: {}, ...toObjectMap(attachments) },
+    finalizing,
+  });
 }
 
 /**

@@ -4,14 +4,20 @@
  * Wire facts this module encodes (checked against Metacontroller's
  * `pkg/controller/common/api/v2` and `pkg/controller/{composite,decorator}/api/v2`):
  *
- * - `children` and `related` are maps keyed first by `Kind.version` for the
- *   core group (`Service.v1`) or `Kind.group/version` otherwise
- *   (`Cluster.k3k.io/v1beta1`), then by `namespace/name`, or just `name` for a
- *   cluster-scoped object. The inner key is the same whatever the parent's
- *   scope (v1 hooks used a key relative to the parent instead).
- * - A v2 DecoratorController request has the same shape as a composite one:
- *   `parent` and `children` (v1 decorators sent `object` and `attachments`).
- *   The decorator response still lists desired objects under `attachments`.
+ * - `children`, `attachments` and `related` are maps keyed first by
+ *   `Kind.version` for the core group (`Service.v1`) or `Kind.group/version`
+ *   otherwise (`Cluster.k3k.io/v1beta1`; `pkg/controller/common/api/api.go`,
+ *   `MarshalText`), then by `namespace/name`, or just `name` for a
+ *   cluster-scoped object (`UniformObjectMap` in `pkg/controller/common/api/v2`).
+ *   The inner key is the same whatever the parent's scope (v1 hooks used a key
+ *   relative to the parent instead).
+ * - A DecoratorController request is not shaped like a composite one. Its Go struct
+ *   (`DecoratorHookRequest`, `pkg/controller/decorator/api/v2/hooks.go`, the same tags in
+ *   `api/v1/hooks.go`) names its fields `Parent` and `Children` but serializes them as
+ *   `object` and `attachments`: the body is `{controller, object, attachments, related,
+ *   finalizing}`. The decorator's customize request is the common one, `{controller, parent}`
+ *   (`pkg/controller/common/customize/api/v2/hooks.go`). Desired objects go back under
+ *   `attachments`.
  * - v2 responses are decoded strictly: an unknown response field makes the
  *   whole call fail. Response types below list every accepted field.
  *
@@ -123,32 +129,76 @@ export interface CompositeSyncResponse {
   finalized?: boolean;
 }
 
-// --- DecoratorController sync / finalize (v2 shape) ---
+// --- DecoratorController sync / finalize ---
 
+/**
+ * The body Metacontroller posts to a DecoratorController's sync and finalize hooks: the JSON
+ * tags of `DecoratorHookRequest` in `pkg/controller/decorator/api/v2/hooks.go`, built by its
+ * `requestBuilder` from `pkg/controller/decorator/hooks.go` (`buildHookRequest`). `attachments`
+ * and `related` are never `null` there (`toUniformObjectMap` makes an empty map), and
+ * `attachments` carries one (possibly empty) group per attachment rule
+ * (`pkg/controller/decorator/controller.go`, `getChildren`). `finalizing` is `true` when the
+ * finalize hook is called: the object is being deleted or no longer matches the selector
+ * (`shouldCallFinalizeHook`).
+ */
+export interface DecoratorHookRequest<P extends KubernetesObject = KubernetesObject> {
+  /** The DecoratorController object. */
+  controller?: KubernetesObject;
+  /** The decorated object. */
+  object: P;
+  /** Observed attachments: those this decorator created and the object controls. */
+  attachments: ObjectMap;
+  /** Objects selected by the customize hook's rules. */
+  related: ObjectMap;
+  finalizing: boolean;
+}
+
+/**
+ * What a DecoratorController handler is given: the {@link DecoratorHookRequest} under the names
+ * of Metacontroller's Go struct fields (`Parent` for `object`, `Children` for `attachments`),
+ * so that composite and decorator handlers read the same way. The request check
+ * (`request-shape.ts`) reads the wire names and builds this; never post this shape.
+ */
 export interface DecoratorSyncRequest<P extends KubernetesObject = KubernetesObject> {
   controller?: KubernetesObject;
-  /** The decorated object (v1 hooks called it `object`). */
+  /** The decorated object (`object` on the wire). */
   parent: P;
-  /** Observed attachments (v1 hooks called them `attachments`). */
+  /** Observed attachments (`attachments` on the wire). */
   children: ObjectMap;
   related: ObjectMap;
   finalizing: boolean;
 }
 
+/**
+ * The answer, decoded into `DecoratorHookResponse` (`pkg/controller/decorator/api/v2/hooks.go`)
+ * and applied by `syncParentObject` (`pkg/controller/decorator/controller.go`).
+ */
 export interface DecoratorSyncResponse {
-  /** Labels to set on the decorated object; `null` removes one. */
+  /** Labels to set on the decorated object; `null` removes one, others are left alone. */
   labels?: Record<string, string | null>;
-  /** Annotations to set on the decorated object; `null` removes one. */
+  /** Annotations to set on the decorated object; `null` removes one, others are left alone. */
   annotations?: Record<string, string | null>;
-  /** Replaces the decorated object's `.status`; omit or `null` to leave it. */
+  /**
+   * Replaces the decorated object's `.status` whole (through the status subresource when it
+   * has one); omitted or `null` leaves it unchanged.
+   */
   status?: object | null;
-  /** Every desired attachment; an observed attachment left out is deleted. */
+  /**
+   * Every desired attachment; an observed attachment left out is deleted. Attachments without
+   * a namespace get the object's.
+   */
   attachments: KubernetesObject[];
+  /** One-time resync of the object after this many seconds. */
   resyncAfterSeconds?: number;
+  /** Finalize hook only: `true` removes Metacontroller's finalizer from the object. */
   finalized?: boolean;
 }
 
-/** Every field a v2 response may carry, per hook kind (strict decoding). */
+/**
+ * Every field a v2 response may carry, per hook kind. A `version: v2` hook's answer is decoded
+ * strictly unless the hook sets `responseUnmarshallMode` (`pkg/hooks/webhook.go`,
+ * `responseUnmarshallMode`): an unknown field fails the call.
+ */
 export const RESPONSE_FIELDS = {
   customize: ['relatedResources'],
   compositeSync: ['status', 'children', 'resyncAfterSeconds', 'finalized'],

@@ -4,6 +4,12 @@ import {
   parseCustomizeRequest,
   parseDecoratorSyncRequest,
 } from './request-shape.js';
+import {
+  CUSTOMIZE_HOOK_REQUEST_FIELDS,
+  DECORATOR_HOOK_REQUEST_FIELDS,
+  loadFixture,
+  type DecoratorHookBody,
+} from './testing.js';
 
 const parent = {
   apiVersion: 'kubecell.io/v1alpha1',
@@ -177,21 +183,87 @@ describe('hook request shape', () => {
     });
   });
 
-  describe('decorator sync (v2)', () => {
-    it('accepts {parent, children, related}', () => {
-      const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant-a' } };
-      const result = parseDecoratorSyncRequest({ parent: ns, children: {} });
+  describe('decorator sync and finalize', () => {
+    const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant-a' } };
+
+    it('the fixtures carry exactly the fields of Metacontroller’s Go request structs', () => {
+      for (const name of ['decorator-sync-v2', 'decorator-sync-related-v2'] as const) {
+        expect(Object.keys(loadFixture(name)), name).to.deep.equal([
+          ...DECORATOR_HOOK_REQUEST_FIELDS,
+        ]);
+      }
+      expect(Object.keys(loadFixture('decorator-customize-v2'))).to.deep.equal([
+        ...CUSTOMIZE_HOOK_REQUEST_FIELDS,
+      ]);
+    });
+
+    it('accepts the body Metacontroller posts and hands object and attachments over', () => {
+      const body = loadFixture<DecoratorHookBody>('decorator-sync-v2');
+      const result = parseDecoratorSyncRequest(body);
       expect(result).to.deep.equal({
+        ok: true,
+        value: {
+          controller: body.controller,
+          parent: body.object,
+          children: body.attachments,
+          related: {},
+          finalizing: false,
+        },
+      });
+      if (!result.ok) return;
+      expect(
+        Object.keys(result.value.children['NetworkPolicy.networking.k8s.io/v1'] ?? {}),
+      ).to.have.length(4);
+      const related = loadFixture<DecoratorHookBody>('decorator-sync-related-v2');
+      const classSync = parseDecoratorSyncRequest({ ...related, finalizing: true });
+      expect(classSync.ok).to.equal(true);
+      if (!classSync.ok) return;
+      expect(classSync.value.parent).to.deep.equal(related.object);
+      expect(classSync.value.children).to.deep.equal({});
+      expect(classSync.value.related).to.deep.equal(related.related);
+      expect(classSync.value.finalizing).to.equal(true);
+    });
+
+    it('reads absent or null maps as empty', () => {
+      expect(parseDecoratorSyncRequest({ object: ns, attachments: null })).to.deep.equal({
         ok: true,
         value: { parent: ns, children: {}, related: {}, finalizing: false },
       });
     });
 
-    it('refuses the v1 shape with a hint', () => {
-      const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant-a' } };
-      const [problem] = problemsOf(parseDecoratorSyncRequest({ object: ns, attachments: {} }));
-      expect(problem).to.match(/^request\.parent: required \(the body has "object"/);
-      expect(problem).to.include('version: v2');
+    it('refuses the CompositeController shape, naming the fields Metacontroller uses', () => {
+      const problems = problemsOf(
+        parseDecoratorSyncRequest({ parent: ns, children: {}, related: {}, finalizing: false }),
+      );
+      expect(problems).to.have.length(2);
+      expect(problems[0]).to.match(/^request\.object: required \(the body has "parent"/);
+      expect(problems[1]).to.match(/^request\.attachments: required \(the body has "children"/);
+    });
+
+    it('names the wrong field of the object and of the attachments', () => {
+      expect(problemsOf(parseDecoratorSyncRequest({}))).to.deep.equal(['request.object: required']);
+      expect(
+        problemsOf(
+          parseDecoratorSyncRequest({
+            object: { ...ns, metadata: {} },
+            attachments: {
+              'NetworkPolicy.networking.k8s.io/v1': { 'tenant-a': { ...ns, kind: 7 } },
+            },
+            finalizing: 'no',
+          }),
+        ),
+      ).to.deep.equal([
+        'request.object.metadata.name: required',
+        'request.attachments["NetworkPolicy.networking.k8s.io/v1"]["tenant-a"].kind: must be a string, got number',
+        'request.finalizing: must be a boolean, got string',
+      ]);
+    });
+  });
+
+  describe('decorator customize', () => {
+    it('accepts the body Metacontroller posts: the class under parent', () => {
+      const body = loadFixture<{ controller: object; parent: object }>('decorator-customize-v2');
+      expect(parseCustomizeRequest(body)).to.deep.equal({ ok: true, value: body });
     });
   });
 });

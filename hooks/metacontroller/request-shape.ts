@@ -6,7 +6,8 @@
  * identity and the shape of the object maps). They do not check a parent's
  * `spec`: the CRD schema and the admission webhook own that.
  *
- * Every problem names the field, e.g. `request.parent: required` or
+ * Every problem names the field, e.g. `request.parent: required`,
+ * `request.object.metadata.name: required` or
  * `request.children["Service.v1"]: must be an object, got array`.
  */
 import { isJsonObject, jsonTypeOf, keySegment } from './json.js';
@@ -24,73 +25,92 @@ export type ShapeResult<T> = { ok: true; value: T } | { ok: false; problems: str
 /** `Kind.version` or `Kind.group/version`, as Metacontroller writes map keys. */
 const TYPE_KEY = /^[A-Za-z][A-Za-z0-9]*\.(?:[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?\/)?[a-z0-9]+$/;
 
-/** customize: `{controller, parent}` (CompositeController and DecoratorController). */
+/**
+ * customize: `{controller, parent}`, for a DecoratorController too: both use the common
+ * `CustomizeHookRequest` (`pkg/controller/common/customize/api/v2/hooks.go`).
+ */
 export function parseCustomizeRequest(body: unknown): ShapeResult<CustomizeHookRequest> {
   const problems: string[] = [];
   if (!isJsonObject(body)) return notAnObject(body);
   checkController(body, problems);
   checkParent(body, 'parent', problems);
   if (problems.length > 0) return { ok: false, problems };
-  return {
-    ok: true,
-    value: {
-      ...(isJsonObject(body.controller)
-        ? { controller: body.controller as unknown as KubernetesObject }
-        : {}),
-      parent: body.parent as KubernetesObject,
-    },
-  };
+  return { ok: true, value: { ...controllerOf(body), parent: body.parent as KubernetesObject } };
 }
 
 /** CompositeController sync/finalize: `{controller, parent, children, related, finalizing}`. */
 export function parseCompositeSyncRequest(body: unknown): ShapeResult<CompositeSyncRequest> {
-  return parseSyncShape(body, false);
-}
-
-/**
- * DecoratorController sync/finalize, v2 shape: `{controller, parent, children,
- * related, finalizing}`. A v1 body (`object`, `attachments`) is refused with a
- * message that says how to fix the DecoratorController.
- */
-export function parseDecoratorSyncRequest(body: unknown): ShapeResult<DecoratorSyncRequest> {
-  return parseSyncShape(body, true);
-}
-
-function parseSyncShape(
-  body: unknown,
-  decorator: boolean,
-): ShapeResult<CompositeSyncRequest & DecoratorSyncRequest> {
   if (!isJsonObject(body)) return notAnObject(body);
   const problems: string[] = [];
   checkController(body, problems);
-  if (decorator && body.parent === undefined && body.object !== undefined) {
+  checkParent(body, 'parent', problems);
+  const children = checkObjectMap(body.children, 'request.children', problems);
+  const rest = checkRelatedAndFinalizing(body, problems);
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    value: { ...controllerOf(body), parent: body.parent as KubernetesObject, children, ...rest },
+  };
+}
+
+/**
+ * DecoratorController sync/finalize: `{controller, object, attachments, related, finalizing}`,
+ * the JSON tags of `DecoratorHookRequest` in Metacontroller's
+ * `pkg/controller/decorator/api/v2/hooks.go`. Handlers get it under the Go field names
+ * (`parent`, `children`; see `DecoratorSyncRequest`). A body in the composite shape (`parent`,
+ * `children`) did not come from a DecoratorController and is refused with a message that says so.
+ */
+export function parseDecoratorSyncRequest(body: unknown): ShapeResult<DecoratorSyncRequest> {
+  if (!isJsonObject(body)) return notAnObject(body);
+  const problems: string[] = [];
+  checkController(body, problems);
+  if (isAbsent(body.object) && !isAbsent(body.parent)) {
     problems.push(
-      'request.parent: required (the body has "object", the v1 DecoratorController shape; ' +
-        'declare every hook of the DecoratorController with version: v2)',
+      'request.object: required (the body has "parent", the CompositeController shape; ' +
+        "a DecoratorController's sync and finalize requests carry the decorated object under " +
+        '"object" and its attachments under "attachments")',
     );
   } else {
-    checkParent(body, 'parent', problems);
+    checkParent(body, 'object', problems);
   }
-  const children = checkObjectMap(body.children, 'request.children', problems);
+  let children: ObjectMap = {};
+  if (body.attachments === undefined && !isAbsent(body.children)) {
+    problems.push(
+      'request.attachments: required (the body has "children", the CompositeController shape; ' +
+        'a DecoratorController request carries its attachments under "attachments")',
+    );
+  } else {
+    children = checkObjectMap(body.attachments, 'request.attachments', problems);
+  }
+  const rest = checkRelatedAndFinalizing(body, problems);
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    value: { ...controllerOf(body), parent: body.object as KubernetesObject, children, ...rest },
+  };
+}
+
+function isAbsent(value: unknown): boolean {
+  return value === undefined || value === null;
+}
+
+function controllerOf(body: Record<string, unknown>): { controller?: KubernetesObject } {
+  return isJsonObject(body.controller)
+    ? { controller: body.controller as unknown as KubernetesObject }
+    : {};
+}
+
+function checkRelatedAndFinalizing(
+  body: Record<string, unknown>,
+  problems: string[],
+): { related: ObjectMap; finalizing: boolean } {
   const related = checkObjectMap(body.related, 'request.related', problems);
   let finalizing = false;
   if (body.finalizing !== undefined && body.finalizing !== null) {
     if (typeof body.finalizing === 'boolean') finalizing = body.finalizing;
     else problems.push(`request.finalizing: must be a boolean, got ${jsonTypeOf(body.finalizing)}`);
   }
-  if (problems.length > 0) return { ok: false, problems };
-  return {
-    ok: true,
-    value: {
-      ...(isJsonObject(body.controller)
-        ? { controller: body.controller as unknown as KubernetesObject }
-        : {}),
-      parent: body.parent as KubernetesObject,
-      children,
-      related,
-      finalizing,
-    },
-  };
+  return { related, finalizing };
 }
 
 function notAnObject(body: unknown): { ok: false; problems: string[] } {

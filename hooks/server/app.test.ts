@@ -185,26 +185,32 @@ describe('hook server', () => {
       expect(res.body).to.deep.equal({ status: null, children: [], finalized: true });
     });
 
-    it('serves DecoratorController hooks with the v2 body (parent, children)', async () => {
+    it('serves DecoratorController hooks with the body Metacontroller posts (object, attachments)', async () => {
       const { app } = harness();
       const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant-a' } };
       const res = await request(app)
         .post('/hooks/host-namespace/sync')
-        .send({ parent: namespace, children: { 'NetworkPolicy.networking.k8s.io/v1': {} } })
+        .send({
+          controller: { apiVersion: 'metacontroller.k8s.io/v1alpha1', kind: 'DecoratorController' },
+          object: namespace,
+          attachments: { 'NetworkPolicy.networking.k8s.io/v1': {} },
+          related: {},
+          finalizing: false,
+        })
         .expect(200);
       expect(res.body.labels).to.deep.equal({ 'pod-security.kubernetes.io/enforce': 'baseline' });
       expect(res.body.status).to.deep.equal({ children: 1 });
     });
 
-    it('refuses a v1 DecoratorController body and says how to fix it', async () => {
+    it('refuses a DecoratorController body in the composite shape and names the fields', async () => {
       const { app } = harness();
       const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant-a' } };
       const res = await request(app)
         .post('/hooks/host-namespace/sync')
-        .send({ object: namespace, attachments: {} })
+        .send({ parent: namespace, children: {} })
         .expect(400);
-      expect(res.body.error).to.include('request.parent: required');
-      expect(res.body.error).to.include('version: v2');
+      expect(res.body.error).to.include('request.object: required (the body has "parent"');
+      expect(res.body.error).to.include('request.attachments: required (the body has "children"');
     });
   });
 

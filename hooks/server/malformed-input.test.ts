@@ -18,6 +18,7 @@ import {
 } from '../virtualcluster/testing.js';
 import { syncVirtualCluster } from '../virtualcluster/sync.js';
 import { CONFIG, NOW } from '../virtualcluster/testing.js';
+import { loadFixture, type DecoratorHookBody } from '../metacontroller/testing.js';
 import {
   describeMalformedRequest,
   MAX_BODY_DEPTH,
@@ -54,6 +55,29 @@ describe('malformed hook requests (asked only after a handler failed)', () => {
       children,
     );
     expect(describeMalformedRequest(JSON.parse(JSON.stringify(resync)))).to.equal(undefined);
+  });
+
+  it('finds nothing wrong with the DecoratorController requests Metacontroller sends', () => {
+    expect(describeMalformedRequest(loadFixture('decorator-sync-v2'))).to.equal(undefined);
+    expect(describeMalformedRequest(loadFixture('decorator-sync-related-v2'))).to.equal(undefined);
+  });
+
+  it('reads a DecoratorController request under its own keys: object and attachments', () => {
+    const body = loadFixture<DecoratorHookBody>('decorator-sync-v2');
+    (body.object.metadata as unknown as Record<string, unknown>).labels = { team: 7 };
+    const policy = body.attachments['NetworkPolicy.networking.k8s.io/v1']?.[
+      'tenant-a/kubecell-egress'
+    ] as unknown as Record<string, unknown>;
+    policy.spec = 'everything';
+    expect(describeMalformedRequest(body)).to.equal(
+      [
+        'request.object.metadata.labels: ["team"] must be a string, got number',
+        'request.attachments["NetworkPolicy.networking.k8s.io/v1"]["tenant-a/kubecell-egress"].spec: must be an object, got string',
+      ].join('; '),
+    );
+    const klass = loadFixture<DecoratorHookBody>('decorator-sync-related-v2');
+    (klass.object as unknown as Record<string, unknown>).status = { usedBy: { count: 'two' } };
+    expect(describeMalformedRequest(klass)).to.match(/^request\.object: status\.usedBy\.count/);
   });
 
   it('names nesting deeper than any Kubernetes object', () => {

@@ -24,8 +24,13 @@ export function describeMalformedRequest(body: unknown): string | undefined {
   }
   if (!isJsonObject(body)) return undefined;
   const problems: string[] = [];
-  if (isJsonObject(body.parent)) problems.push(...objectProblems(body.parent, 'request.parent'));
-  for (const field of ['children', 'related'] as const) {
+  // `parent`/`children` in a CompositeController's request, `object`/`attachments` in a
+  // DecoratorController's (Metacontroller's pkg/controller/decorator/api/v2/hooks.go).
+  for (const field of ['parent', 'object'] as const) {
+    const object = body[field];
+    if (isJsonObject(object)) problems.push(...objectProblems(object, `request.${field}`));
+  }
+  for (const field of ['children', 'attachments', 'related'] as const) {
     const map = body[field];
     if (!isJsonObject(map)) continue;
     for (const [type, group] of Object.entries(map)) {

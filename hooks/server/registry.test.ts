@@ -56,8 +56,9 @@ describe('HookRegistry', () => {
     expect(customize.hook.responseKind).to.equal('customize');
     expect(sync.hook.controllerType).to.equal('decorator');
     expect(sync.hook.responseKind).to.equal('decoratorSync');
-    expect(sync.hook.prepare({ object: parent }).ok).to.equal(false);
-    expect(sync.hook.prepare({ parent }).ok).to.equal(true);
+    // Metacontroller's decorator request carries the decorated object under `object`.
+    expect(sync.hook.prepare({ parent }).ok).to.equal(false);
+    expect(sync.hook.prepare({ object: parent, attachments: {} }).ok).to.equal(true);
   });
 
   it('says why there is no handler', () => {

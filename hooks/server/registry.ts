@@ -106,7 +106,11 @@ export class HookRegistry {
     });
   }
 
-  /** Registers a DecoratorController's hooks (v2 request shape: `parent`, `children`). */
+  /**
+   * Registers a DecoratorController's hooks. Sync and finalize bodies are Metacontroller's
+   * decorator request (`object`, `attachments`, `related`, `finalizing`), handed to the handlers
+   * as a `DecoratorSyncRequest`; customize bodies are `{controller, parent}`.
+   */
   registerDecorator<P extends KubernetesObject>(
     controller: DecoratorControllerName,
     hooks: DecoratorHooks<P>,
