@@ -121,6 +121,11 @@ export interface ControlPlane {
   kubectl: Kubectl;
   /** Writes a kubeconfig for another identity, e.g. to check RBAC as a restricted user. */
   kubeconfigFor(identity: ClusterIdentity): Promise<string>;
+  /**
+   * Creates the namespace and ServiceAccount if needed and writes a kubeconfig with a bound
+   * token of it (TokenRequest API), as a pod running as that account would authenticate.
+   */
+  kubeconfigForServiceAccount(account: ServiceAccountRef): Promise<string>;
   /** Seconds from startControlPlane() until everything was ready (binaries excluded). */
   startupSeconds: number;
   /**
@@ -506,6 +511,7 @@ async function startControlPlaneOnce(
       startMetacontroller,
       kubectl,
       kubeconfigFor: (identity) => kubeconfigFor(identity),
+      kubeconfigForServiceAccount: serviceAccountKubeconfig,
       startupSeconds,
       async stop(stopOptions = {}): Promise<void> {
         if (stopped) return;

@@ -4,7 +4,9 @@
 //   2. the upstream CRDs (all, or a chosen subset: a platform may run only one provisioner),
 //      KubeCell's CRDs, kubecell-system and the host namespaces (kubecell.ts)
 //   3. the RBAC of manifests/rbac/ for Metacontroller's ServiceAccount metacontroller/metacontroller
-//   4. the hook server (hooks/main.ts) on a free port
+//   4. the hook server (hooks/main.ts) on a free port, with its admission webhook on HTTPS
+//      (a certificate for 127.0.0.1) and the webhook configurations of manifests/webhook
+//      pointed at it, so objects are labelled and validated as on a real install
 //   5. Metacontroller, authenticated with a bound token of that ServiceAccount, so it can do
 //      exactly what manifests/ grants it and nothing more
 //   6. the Metacontroller objects of metacontroller/ (the base and the chosen GPUCellPool
@@ -13,8 +15,9 @@
 // Nothing here plays KubeCell: the outside world (OCM, kubelets, k3k, KubeVirt, Cluster API) is
 // played by test/simulate/, and everything KubeCell does is done by Metacontroller calling the
 // hooks.
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import {
   readMetacontrollerObjects,
   rewriteHookUrls,
@@ -26,6 +29,7 @@ import {
   type ControlPlaneOptions,
   type RunningMetacontroller,
 } from './control-plane.js';
+import { createCertificateAuthority, issueCertificate } from './certs.js';
 import { installKubeCellApi, kubectlOk } from './kubecell.js';
 import { clusterTestDir, repoRoot } from './paths.js';
 import { freeLoopbackPorts } from './ports.js';
@@ -38,6 +42,9 @@ export const METACONTROLLER_SERVICE_ACCOUNT = {
   name: 'metacontroller',
 };
 
+/** The hook server's ServiceAccount (manifests/hook-server/serviceaccount.yaml). */
+export const HOOK_SERVER_SERVICE_ACCOUNT = { namespace: 'kubecell-system', name: 'kubecell-hooks' };
+
 export type GpuCellPoolProvisioner = 'kubevirt' | 'cluster-api';
 
 export interface KubeCellStackOptions {
@@ -47,6 +54,8 @@ export interface KubeCellStackOptions {
   provisioners?: readonly GpuCellPoolProvisioner[];
   /** Extra environment of the hook server (e.g. a short KUBECELL_PLAN_TTL_SECONDS). */
   hookServerEnv?: Readonly<Record<string, string>>;
+  /** Run the admission webhook and register it with the apiserver; default true. */
+  webhook?: boolean;
   /** Extra Metacontroller flags (appended last, so they win). */
   metacontrollerArgs?: readonly string[];
   /** Options of the control plane itself (Metacontroller is started here, not there). */
@@ -103,15 +112,39 @@ export async function startKubeCellStack(
     const excluded = (Object.keys(PROVISIONER_CRDS) as GpuCellPoolProvisioner[])
       .filter((provisioner) => !provisioners.includes(provisioner))
       .map((provisioner) => PROVISIONER_CRDS[provisioner]);
-    const [hookPort] = (await freeLoopbackPorts(1)) as [number];
+    const [hookPort, webhookPort] = (await freeLoopbackPorts(2)) as [number, number];
     const hookServerUrl = `http://127.0.0.1:${hookPort}`;
+    const webhook =
+      options.webhook === false ? undefined : await webhookServing(cluster, webhookPort);
+    // The hook server runs as its ServiceAccount: its only permissions are the webhook's
+    // read-only lookups (manifests/webhook/base/rbac.yaml).
+    const hookServerKubeconfig = await cluster.kubeconfigForServiceAccount(
+      HOOK_SERVER_SERVICE_ACCOUNT,
+    );
+    await kubectlOk(cluster, [
+      'apply',
+      '--server-side',
+      '--field-manager=kubecell-tests',
+      '-f',
+      path.join(repoRoot, 'manifests', 'webhook', 'base', 'rbac.yaml'),
+    ]);
     hookServer = startManagedProcess({
       name: 'hook-server',
       command: process.execPath,
       args: ['--import', 'tsx', hookServerEntry],
       cwd: repoRoot,
       logDir: cluster.logDir,
-      env: hookServerEnvironment(hookPort, options.hookServerEnv),
+      env: hookServerEnvironment(hookPort, {
+        KUBECONFIG: hookServerKubeconfig,
+        ...(webhook
+          ? {
+              KUBECELL_WEBHOOK_PORT: String(webhookPort),
+              KUBECELL_TLS_CERT_FILE: webhook.certFile,
+              KUBECELL_TLS_KEY_FILE: webhook.keyFile,
+            }
+          : {}),
+        ...options.hookServerEnv,
+      }),
     });
     const runningHookServer = hookServer;
     await Promise.all([
@@ -130,6 +163,17 @@ export async function startKubeCellStack(
         { timeoutMs: 60_000, process: runningHookServer },
       ),
     ]);
+    if (webhook) {
+      await kubectlOk(
+        cluster,
+        ['apply', '--server-side', '--field-manager=kubecell-tests', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'List',
+          items: webhookConfigurations(`https://127.0.0.1:${webhookPort}`, webhook.caBundle),
+        }),
+      );
+    }
     await kubectlOk(cluster, [
       'apply',
       '--server-side',
@@ -175,6 +219,51 @@ export async function startKubeCellStack(
     await cluster.stop({ keepLogs: true });
     throw error;
   }
+}
+
+const webhookManifest = path.join(repoRoot, 'manifests', 'webhook', 'base', 'webhooks.yaml');
+
+/** A serving certificate for 127.0.0.1 from a CA of its own, as cert-manager would issue. */
+async function webhookServing(
+  cluster: ControlPlane,
+  port: number,
+): Promise<{ certFile: string; keyFile: string; caBundle: string; port: number }> {
+  const dir = path.join(cluster.dir, 'webhook-pki');
+  mkdirSync(dir, { recursive: true });
+  const ca = await createCertificateAuthority(dir, 'webhook-ca', 'kubecell-webhook-test-ca');
+  const serving = await issueCertificate(ca, dir, {
+    name: 'webhook',
+    commonName: 'kubecell-hooks.kubecell-system.svc',
+    usage: 'server',
+    ipAddresses: ['127.0.0.1'],
+    dnsNames: ['localhost', 'kubecell-hooks.kubecell-system.svc'],
+  });
+  return {
+    ...serving,
+    caBundle: readFileSync(ca.certFile).toString('base64'),
+    port,
+  };
+}
+
+/**
+ * The shipped webhook configurations with the in-cluster Service replaced by the local
+ * server's URL (the apiserver reaches no Service here) and the CA filled in.
+ */
+export function webhookConfigurations(baseUrl: string, caBundle: string): unknown[] {
+  type Webhook = { clientConfig: { service?: { path?: string }; url?: string; caBundle?: string } };
+  return parseAllDocuments(readFileSync(webhookManifest, 'utf8'))
+    .map((document) => document.toJS() as { webhooks?: Webhook[] } | null)
+    .filter((object): object is { webhooks?: Webhook[] } => object !== null)
+    .map((object) => ({
+      ...object,
+      webhooks: (object.webhooks ?? []).map((webhook) => ({
+        ...webhook,
+        clientConfig: {
+          url: `${baseUrl}${webhook.clientConfig.service?.path ?? ''}`,
+          caBundle,
+        },
+      })),
+    }));
 }
 
 function hookServerEnvironment(
