@@ -123,7 +123,7 @@ export async function eventually<T>(
   timeoutMs = 60_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let last = 'never checked';
+  let last: string;
   for (;;) {
     for (const process of [stack.metacontroller.process, stack.hookServer]) {
       const exit = process.exitStatus();
