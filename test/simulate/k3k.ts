@@ -268,8 +268,10 @@ export class K3kSimulator {
   private readonly poller: Poller;
   private readonly seen = new Map<string, Date>();
   private readonly servedByUid = new Map<string, ServedCluster>();
-  /** Served Clusters by `namespace/name` (the latest incarnation). */
+  /** Served Clusters that still exist, by `namespace/name`. */
   readonly served = new Map<string, ServedCluster>();
+  /** Every Cluster served since start, in order (deleted ones included), for timing reports. */
+  readonly history: ServedCluster[] = [];
 
   constructor(
     private readonly client: KubeClient,
@@ -301,6 +303,16 @@ export class K3kSimulator {
       throw error;
     }
     const now = new Date();
+    const present = new Set(clusters.map((cluster) => cluster.metadata.uid ?? ''));
+    for (const uid of [...this.seen.keys()]) {
+      if (present.has(uid)) continue;
+      this.seen.delete(uid);
+      const gone = this.servedByUid.get(uid);
+      this.servedByUid.delete(uid);
+      if (gone && this.served.get(key(gone.namespace, gone.name))?.uid === uid) {
+        this.served.delete(key(gone.namespace, gone.name));
+      }
+    }
     for (const cluster of clusters) {
       const uid = cluster.metadata.uid ?? '';
       if (cluster.metadata.deletionTimestamp || this.servedByUid.has(uid)) continue;
@@ -318,6 +330,7 @@ export class K3kSimulator {
         const served = await serve(this.client, cluster, seenAt);
         this.servedByUid.set(uid, served);
         this.served.set(key(cluster.metadata.namespace, cluster.metadata.name), served);
+        this.history.push(served);
       } catch (error) {
         // Deleted meanwhile: nothing to serve.
         if (!isNotFound(error)) throw error;

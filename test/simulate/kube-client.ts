@@ -377,10 +377,16 @@ export class KubeClient {
 
   /** The REST path of an object, its resource and scope found by discovery. */
   async pathOf(object: KubeObject, subresource?: string): Promise<string> {
-    const resources = await this.resources(object.apiVersion);
-    const match = resources.find(
-      (entry) => entry.kind === object.kind && !entry.name.includes('/'),
-    );
+    const find = async () =>
+      (await this.resources(object.apiVersion)).find(
+        (entry) => entry.kind === object.kind && !entry.name.includes('/'),
+      );
+    let match = await find();
+    if (!match) {
+      // A CRD installed since discovery was cached: ask again once.
+      this.discovery.delete(object.apiVersion);
+      match = await find();
+    }
     if (!match) throw new Error(`${object.apiVersion} serves no kind ${object.kind}`);
     return resourcePath({
       apiVersion: object.apiVersion,
