@@ -330,6 +330,42 @@ describe('admission webhook (hooks/admission)', () => {
       });
     });
 
+    it('GPUCellPool: a provisioner label that contradicts the type is denied; none is fine', async () => {
+      const h = harness();
+      const pool = sample('gpucellpool-full.yaml');
+      metadata(pool).labels = { 'kubecell.io/provisioner': 'cluster-api' };
+      const message = await denial(h, admissionReview('CREATE', pool));
+      expect(message).to.include(
+        'metadata.labels[kubecell.io/provisioner]: Invalid value: "cluster-api": must be "kubevirt" ' +
+          'for spec.provisioner.type KubeVirt',
+      );
+      expect(message).to.include('kubecell-gpucellpool-kubevirt');
+      delete metadata(pool).labels;
+      expect((await review(h, 'validate', admissionReview('CREATE', pool))).allowed).to.equal(true);
+      const capi = sample('gpucellpool-clusterapi.yaml');
+      metadata(capi).labels = { 'kubecell.io/provisioner': 'kubevirt' };
+      expect(await denial(h, admissionReview('CREATE', capi))).to.include(
+        'must be "cluster-api" for spec.provisioner.type ClusterAPI',
+      );
+    });
+
+    it('GPUCellPool: the provisioner label ratchets on UPDATE', async () => {
+      const h = harness();
+      const stored = sample('gpucellpool-full.yaml');
+      metadata(stored).labels = { 'kubecell.io/provisioner': 'cluster-api' };
+      // Stored with the contradiction (the webhook was bypassed): a finalizer can still go.
+      const updated = structuredClone(stored);
+      metadata(updated).finalizers = [];
+      expect(
+        (await review(h, 'validate', admissionReview('UPDATE', updated, stored))).allowed,
+      ).to.equal(true);
+      // Changing a right label to a wrong one is denied.
+      const right = sample('gpucellpool-full.yaml');
+      expect(await denial(h, admissionReview('UPDATE', stored, right))).to.include(
+        'must be "kubevirt"',
+      );
+    });
+
     it('VirtualCluster: only in a host namespace, with the command that fixes it', async () => {
       const h = harness(
         fakeLookup({
@@ -490,12 +526,31 @@ describe('admission webhook (hooks/admission)', () => {
       expect(again).to.deep.equal({ uid: again.uid, allowed: true });
     });
 
+    it('labels a GPUCellPool with kubecell.io/provisioner from its type, and corrects it', async () => {
+      for (const [file, value] of [
+        ['gpucellpool-full.yaml', 'kubevirt'],
+        ['gpucellpool-clusterapi.yaml', 'cluster-api'],
+      ] as const) {
+        const pool = sample(file);
+        delete metadata(pool).labels;
+        expect(
+          patchOf(await review(h, 'mutate', admissionReview('CREATE', pool))),
+          file,
+        ).to.deep.equal([
+          { op: 'add', path: '/metadata/labels', value: { 'kubecell.io/provisioner': value } },
+        ]);
+        metadata(pool).labels = { team: 'gpu', 'kubecell.io/provisioner': 'other' };
+        expect(
+          patchOf(await review(h, 'mutate', admissionReview('UPDATE', pool, pool))),
+          file,
+        ).to.deep.equal([
+          { op: 'replace', path: '/metadata/labels/kubecell.io~1provisioner', value },
+        ]);
+      }
+    });
+
     it('leaves the other kinds alone', async () => {
-      for (const file of [
-        'cell-full.yaml',
-        'gpucellpool-full.yaml',
-        'virtualnodeclass-full.yaml',
-      ]) {
+      for (const file of ['cell-full.yaml', 'virtualnodeclass-full.yaml']) {
         const response = await review(h, 'mutate', admissionReview('CREATE', sample(file)));
         expect(response, file).to.deep.equal({ uid: response.uid, allowed: true });
       }

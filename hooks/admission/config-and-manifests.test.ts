@@ -8,6 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { ConfigError } from '../server/config.js';
 import { loadWebhookConfig } from './config.js';
 import { GROUP, KIND_NAMES, KINDS, VERSION } from './kinds.js';
+import { LABELLED_KINDS } from './mutate.js';
 import { REPO_ROOT, type Json } from './test-support.js';
 
 function yamlDocs(file: string): Json[] {
@@ -119,18 +120,33 @@ describe('admission webhook configuration', () => {
       }
     });
 
-    it('validates the five kinds and mutates the two it labels', () => {
+    it('validates the five kinds and mutates the three it labels, each in its scope', () => {
       const resources = (config: typeof validating) =>
-        (config?.webhooks[0]?.rules as Array<Record<string, string[]>>).flatMap((rule) => {
+        (config?.webhooks[0]?.rules as Array<Record<string, string[] | string>>).flatMap((rule) => {
           expect(rule.apiGroups).to.deep.equal([GROUP]);
           expect(rule.apiVersions).to.deep.equal([VERSION]);
           expect(rule.operations).to.deep.equal(['CREATE', 'UPDATE']);
-          return rule.resources ?? [];
+          const plurals = (rule.resources ?? []) as string[];
+          if (rule.scope !== '*') {
+            // A rule's scope must admit each of its kinds (Namespaced or Cluster).
+            for (const plural of plurals) {
+              const info = KIND_NAMES.map((k) => KINDS[k]).find((k) => k.plural === plural);
+              expect(rule.scope, plural).to.equal(info?.namespaced ? 'Namespaced' : 'Cluster');
+            }
+          }
+          return plurals;
         });
       expect(resources(validating).sort()).to.deep.equal(
         KIND_NAMES.map((k) => KINDS[k].plural).sort(),
       );
-      expect(resources(mutating).sort()).to.deep.equal(['virtualclusterplans', 'virtualclusters']);
+      expect(resources(mutating).sort()).to.deep.equal(
+        LABELLED_KINDS.map((k) => KINDS[k].plural).sort(),
+      );
+      expect(resources(mutating).sort()).to.deep.equal([
+        'gpucellpools',
+        'virtualclusterplans',
+        'virtualclusters',
+      ]);
     });
 
     it('lets the webhook read what its cross-object rules need, and nothing more', () => {

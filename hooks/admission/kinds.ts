@@ -13,6 +13,7 @@ import {
   validateVirtualNodeClass,
   type GeneratedValidator,
 } from '../generated/validators.js';
+import { LABEL_KEYS } from '../gpucellpool/constants.js';
 import type { RuleSchema } from '../validation/cel-rules.js';
 
 export const GROUP = 'kubecell.io';
@@ -104,4 +105,6 @@ export const LABELS = {
   cell: 'kubecell.io/cell',
   class: 'kubecell.io/class',
   hostNamespace: 'kubecell.io/host-namespace',
+  /** On a GPUCellPool, from spec.provisioner.type (hooks/gpucellpool/constants.ts). */
+  provisioner: LABEL_KEYS.provisioner,
 } as const;

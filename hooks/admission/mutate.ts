@@ -1,18 +1,29 @@
 /**
- * The mutating part of the webhook: VirtualClusters and VirtualClusterPlans carry the labels
- * `kubecell.io/cell` and `kubecell.io/class` copied from their refs, so that label selectors
- * (the Cell-in-use rule, `kubectl get vc -l kubecell.io/cell=cell1`, the controllers' related
- * objects) work everywhere. The patch is minimal: nothing when the labels are already right, a
- * `replace` for a wrong value, an `add` for a missing one.
+ * The mutating part of the webhook: labels derived from the spec, so that label selectors work
+ * everywhere.
+ *
+ * - VirtualClusters and VirtualClusterPlans carry `kubecell.io/cell` and `kubecell.io/class`
+ *   copied from their refs (the Cell-in-use rule, `kubectl get vc -l kubecell.io/cell=cell1`, the
+ *   controllers' related objects).
+ * - GPUCellPools carry `kubecell.io/provisioner` (`kubevirt` or `cluster-api`) from
+ *   spec.provisioner.type: each provisioner's CompositeController selects its pools by it
+ *   (metacontroller/gpucellpool/<value>/controller.yaml), so a pool without it is run by none.
+ *
+ * The patch is minimal: nothing when the labels are already right, a `replace` for a wrong value,
+ * an `add` for a missing one.
  */
 import { LABELS, type KindName } from './kinds.js';
-import { isLabelValue, pathValue } from './rules.js';
+import { isLabelValue, pathValue, provisionerLabelFor } from './rules.js';
 
 export type JsonPatchOperation =
   { op: 'add'; path: string; value: unknown } | { op: 'replace'; path: string; value: unknown };
 
 /** Kinds the mutating webhook labels. */
-export const LABELLED_KINDS: readonly KindName[] = ['VirtualCluster', 'VirtualClusterPlan'];
+export const LABELLED_KINDS: readonly KindName[] = [
+  'GPUCellPool',
+  'VirtualCluster',
+  'VirtualClusterPlan',
+];
 
 /** One JSON Pointer token (RFC 6901): `~` → `~0`, `/` → `~1`. */
 export function escapePointerToken(token: string): string {
@@ -31,6 +42,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export function desiredLabels(kind: string, object: unknown): Record<string, string> {
   if (!(LABELLED_KINDS as readonly string[]).includes(kind)) return {};
   const labels: Record<string, string> = {};
+  if (kind === 'GPUCellPool') {
+    const value = provisionerLabelFor(pathValue(object, 'spec', 'provisioner', 'type'));
+    if (value !== undefined) labels[LABELS.provisioner] = value;
+    return labels;
+  }
   const cell = pathValue(object, 'spec', 'cellRef', 'name');
   const klass = pathValue(object, 'spec', 'classRef', 'name');
   if (isLabelValue(cell) && cell !== '') labels[LABELS.cell] = cell;

@@ -11,9 +11,12 @@
  *   - VirtualClusters and VirtualClusterPlans are created only in namespaces labelled
  *     kubecell.io/host-namespace=true.
  *   - A namespace hosts at most one VirtualCluster.
+ *   - A GPUCellPool's label kubecell.io/provisioner, when set, matches spec.provisioner.type (CEL
+ *     in a CRD cannot read labels, so this one is here although it needs only the object).
  *
  * VirtualCluster refs immutability and the GPUCellPool claim rules are CEL rules of the schemas.
  */
+import { PROVISIONER_LABEL_VALUES } from '../gpucellpool/constants.js';
 import { fieldError, type FieldError } from './field-errors.js';
 import { LABELS, type KindName } from './kinds.js';
 import { LookupError, type ClusterLookup, type VirtualClusterSummary } from './lookup.js';
@@ -72,6 +75,48 @@ function named(items: readonly string[]): string {
 }
 
 // ---------- the rules, pure ----------
+
+/** The `kubecell.io/provisioner` value of a spec.provisioner.type; undefined for anything else. */
+export function provisionerLabelFor(type: unknown): string | undefined {
+  return typeof type === 'string' && Object.hasOwn(PROVISIONER_LABEL_VALUES, type)
+    ? PROVISIONER_LABEL_VALUES[type as keyof typeof PROVISIONER_LABEL_VALUES]
+    : undefined;
+}
+
+/**
+ * A GPUCellPool whose label `kubecell.io/provisioner` contradicts spec.provisioner.type: the
+ * controller of the other provisioner would pick it up, and its own would not. A missing label is
+ * not an error (the mutating webhook sets it, and `kubecell validate` checks manifests written for
+ * a cluster that runs it). On UPDATE the rule ratchets like the schema rules: a contradiction the
+ * stored object already had is not reported again, so Metacontroller can always remove its
+ * finalizer.
+ */
+export function provisionerLabelError(
+  object: unknown,
+  oldObject?: unknown,
+): FieldError | undefined {
+  const type = pathValue(object, 'spec', 'provisioner', 'type');
+  const wanted = provisionerLabelFor(type);
+  if (wanted === undefined) return undefined; // the schema reports the type
+  const value = pathValue(object, 'metadata', 'labels', LABELS.provisioner);
+  if (value === undefined || value === wanted) return undefined;
+  if (
+    oldObject !== undefined &&
+    pathValue(oldObject, 'metadata', 'labels', LABELS.provisioner) === value &&
+    pathValue(oldObject, 'spec', 'provisioner', 'type') === type
+  ) {
+    return undefined;
+  }
+  return fieldError(
+    `metadata.labels[${LABELS.provisioner}]`,
+    'Invalid value',
+    `must be ${JSON.stringify(wanted)} for spec.provisioner.type ${String(type)}: each ` +
+      `provisioner's GPUCellPool controller selects its pools by this label ` +
+      `(kubecell-gpucellpool-${wanted}); set it to ${wanted}, or leave it out and the admission ` +
+      `webhook sets it`,
+    { value },
+  );
+}
 
 /** A Cell outside the controller namespace. */
 export function cellNamespaceError(
@@ -204,11 +249,19 @@ function withTimeout<T>(what: string, timeoutMs: number, run: () => Promise<T>):
 
 /**
  * The rules that need only the request. A Cell's namespace is checked on CREATE only: it cannot
- * change afterwards, and an update must never be blocked by a later change of configuration.
+ * change afterwards, and an update must never be blocked by a later change of configuration. A
+ * GPUCellPool's provisioner label is checked on CREATE and UPDATE (ratcheting).
  */
 export function requestRules(input: RuleInput): FieldError[] {
   if (input.kind === 'Cell' && input.operation === 'CREATE') {
     const error = cellNamespaceError(input.namespace, input.controllerNamespace);
+    return error ? [error] : [];
+  }
+  if (input.kind === 'GPUCellPool') {
+    const error = provisionerLabelError(
+      input.object,
+      input.operation === 'UPDATE' ? input.oldObject : undefined,
+    );
     return error ? [error] : [];
   }
   return [];

@@ -4,7 +4,8 @@
  *   - validate: CREATE and UPDATE of the five kinds are checked against the generated schema
  *     and its CEL rules (validate-object.ts) and the rules that need the request or other
  *     objects (rules.ts). DELETE and CONNECT are allowed. A failed lookup denies, saying so.
- *   - mutate: VirtualClusters and plans get the labels kubecell.io/cell and kubecell.io/class.
+ *   - mutate: VirtualClusters and plans get the labels kubecell.io/cell and kubecell.io/class,
+ *     GPUCellPools the label kubecell.io/provisioner (mutate.ts).
  */
 import { uniqueErrors } from './field-errors.js';
 import { GROUP, KIND_NAMES, VERSION, isKindName, KINDS, type KindInfo } from './kinds.js';

@@ -127,6 +127,28 @@ describe('kubecell validate (hooks/cli)', function () {
     expect(code, stderr).to.equal(EXIT_OK);
   });
 
+  it('refuses a GPUCellPool whose provisioner label contradicts its type, not a missing one', async () => {
+    const pool = (labels: string) =>
+      'apiVersion: kubecell.io/v1alpha1\nkind: GPUCellPool\n' +
+      `metadata: {name: p${labels === '' ? '' : ', labels: ' + labels}}\n` +
+      'spec: {machineProfile: a100, namespace: cells, gpu: {resourceClaimTemplateName: t},\n' +
+      '  bootstrap: {provider: Opaque, joinSecretRef: {name: j}},\n' +
+      '  provisioner: {type: KubeVirt, kubeVirt: {cpu: 2, memory: 8Gi, image: {containerDisk: i}}}}\n';
+    const wrong = await run(
+      ['validate', '-f', '-'],
+      pool('{kubecell.io/provisioner: cluster-api}'),
+    );
+    expect(wrong.code).to.equal(EXIT_INVALID);
+    expect(wrong.stdout).to.include(
+      '<stdin>: GPUCellPool/p: metadata.labels[kubecell.io/provisioner]: Invalid value: "cluster-api": ' +
+        'must be "kubevirt" for spec.provisioner.type KubeVirt',
+    );
+    expect(
+      (await run(['validate', '-f', '-'], pool('{kubecell.io/provisioner: kubevirt}'))).code,
+    ).to.equal(EXIT_OK);
+    expect((await run(['validate', '-f', '-'], pool(''))).code).to.equal(EXIT_OK);
+  });
+
   it('reads directories recursively, Lists, JSON and standard input', async () => {
     const tree = join(dir, 'tree');
     mkdirSync(join(tree, 'nested', 'deeper'), { recursive: true });

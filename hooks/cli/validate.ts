@@ -3,8 +3,9 @@
  * JSON) document of every file is checked: KubeCell objects against the generated schema of
  * their kind and its CEL rules, exactly as the webhook checks a CREATE, plus the rules that the
  * input alone can answer (a Cell's namespace; a VirtualCluster or plan whose Namespace is in the
- * input must be a host namespace; one VirtualCluster per namespace within the input). Rules that
- * need the cluster are not checked, and the output says so. Other kinds are skipped.
+ * input must be a host namespace; one VirtualCluster per namespace within the input; a
+ * GPUCellPool's provisioner label matches its type). Rules that need the cluster are not
+ * checked, and the output says so. Other kinds are skipped.
  *
  * Each error is one line on stdout, `<file>: <Kind>/<name>: <field>: <message>`; a summary goes
  * to stderr. Exit code 0 when nothing is wrong, 1 on any error, 2 on a usage error.
@@ -20,6 +21,7 @@ import {
   cellNamespaceError,
   hostNamespaceError,
   namespaceTakenError,
+  provisionerLabelError,
 } from '../admission/rules.js';
 import { validateObject } from '../admission/validate-object.js';
 
@@ -51,7 +53,9 @@ input can answer by itself:
     KUBECELL_CONTROLLER_NAMESPACE, default ${DEFAULT_CONTROLLER_NAMESPACE});
   - a VirtualCluster or VirtualClusterPlan whose Namespace is in the input must be in a
     namespace labelled ${LABELS.hostNamespace}=true;
-  - the input puts at most one VirtualCluster in a namespace.
+  - the input puts at most one VirtualCluster in a namespace;
+  - a GPUCellPool's label ${LABELS.provisioner}, when set, matches spec.provisioner.type
+    (the admission webhook sets it when it is missing).
 It is offline: rules that need the cluster (a Cell in use by VirtualClusters, a namespace
 already hosting a VirtualCluster, Namespaces not in the input) are left to the webhook.
 
@@ -258,6 +262,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const namespace = metadataString(object, 'namespace');
     if (info.kind === 'Cell') {
       const error = cellNamespaceError(namespace, options.controllerNamespace);
+      if (error) errors.push(error);
+    }
+    if (info.kind === 'GPUCellPool') {
+      const error = provisionerLabelError(object);
       if (error) errors.push(error);
     }
     if (

@@ -72,8 +72,23 @@ export const READY_REASONS = {
   gpuClaimNotFound: 'GPUClaimNotFound',
   /** False: cells are missing and a Cluster API template does not exist. */
   machineTemplateNotFound: 'MachineTemplateNotFound',
+  /**
+   * False: a kind new machines need (the GPU claim's, a Cluster API template's or its clone's) is
+   * not served by the apiserver; cells are missing and none is created until it is installed.
+   */
+  kindNotServed: 'KindNotServed',
   /** False: Metacontroller did not deliver a group the pool needs; nothing is created or removed. */
   notObserved: 'NotObserved',
+  /**
+   * False: the pool has no label kubecell.io/provisioner, so no GPUCellPool controller selects it
+   * any more (reported by the controller that had it); every child is kept as it is.
+   */
+  provisionerLabelMissing: 'ProvisionerLabelMissing',
+  /**
+   * False: the label kubecell.io/provisioner contradicts spec.provisioner.type, so the pool
+   * reached the controller of another provisioner (or left its own); every child is kept as it is.
+   */
+  provisionerLabelMismatch: 'ProvisionerLabelMismatch',
   /** False: the pool is being deleted; its cells are retired. */
   deleting: 'Deleting',
 } as const;
@@ -93,6 +108,8 @@ export const BOOTSTRAP_REASONS = {
   unknownVariable: 'UnknownVariable',
   /** False: the Cluster API bootstrap config template does not exist. */
   bootstrapTemplateNotFound: 'BootstrapTemplateNotFound',
+  /** False: the kind of the Cluster API bootstrap config template (or of its clone) is not served. */
+  kindNotServed: 'KindNotServed',
   /** Unknown: Metacontroller delivered no Secrets (or no templates): not observed. */
   notObserved: 'NotObserved',
 } as const;
@@ -156,6 +173,12 @@ export const LABEL_KEYS = {
   cell: 'kubecell.io/gpu-cell',
   managedBy: 'app.kubernetes.io/managed-by',
   clusterName: 'cluster.x-k8s.io/cluster-name',
+  /**
+   * On the pool itself: which provisioner's CompositeController selects it
+   * (`spec.parentResource.labelSelector` of metacontroller/gpucellpool/<value>/controller.yaml).
+   * The admission webhook sets it from spec.provisioner.type.
+   */
+  provisioner: 'kubecell.io/provisioner',
 } as const;
 export const MANAGED_BY = 'kubecell';
 
@@ -167,6 +190,17 @@ export const EXCLUDE_NODE_DRAINING_ANNOTATION = 'machine.cluster.x-k8s.io/exclud
 /** Cluster API's record of the template an object was cloned from. */
 export const CLONED_FROM_NAME_ANNOTATION = 'cluster.x-k8s.io/cloned-from-name';
 export const CLONED_FROM_GROUPKIND_ANNOTATION = 'cluster.x-k8s.io/cloned-from-groupkind';
+
+/**
+ * The value of the pool label `kubecell.io/provisioner` for each spec.provisioner.type, which is
+ * also the name of the provisioner's component folder under metacontroller/gpucellpool/ and the
+ * suffix of its CompositeController (`kubecell-gpucellpool-<value>`).
+ */
+export const PROVISIONER_LABEL_VALUES = {
+  KubeVirt: 'kubevirt',
+  ClusterAPI: 'cluster-api',
+} as const;
+export type ProvisionerType = keyof typeof PROVISIONER_LABEL_VALUES;
 
 export const API_VERSIONS = {
   pool: 'kubecell.io/v1alpha1',
@@ -192,6 +226,14 @@ export const VM_RUN_STRATEGY = 'Always';
  * when or where the hook ran.
  */
 export const FIRMWARE_UUID_NAMESPACE = 'a4d3f0c2-6b1e-4f57-9c8a-2e5d7b9f1c3a';
+
+/**
+ * How long the hook server trusts one API discovery answer (served-kinds.ts) before asking again
+ * (milliseconds); Metacontroller itself refreshes its discovery every 30 s by default.
+ */
+export const DISCOVERY_TTL_MS = 30_000;
+/** How long one API discovery request may take before the kind counts as not known (ms). */
+export const DISCOVERY_TIMEOUT_MS = 3_000;
 
 /** How often a pool being deleted is looked at again while cells remain (seconds). */
 export const FINALIZE_RESYNC_SECONDS = 30;

@@ -708,10 +708,9 @@ describe('GPUCellPool customize', () => {
     ]);
   });
 
-  it('asks for the Cluster API templates and the clones labelled with the pool', () => {
+  it('asks for the Cluster API templates and the clones labelled with the pool, no claim', () => {
     const rules = gpuCellPoolRelatedResources(clusterApiPool(), CONFIG);
     expect(rules.map((rule) => `${rule.apiVersion} ${rule.resource}`)).to.deep.equal([
-      'resource.k8s.io/v1 resourceclaimtemplates',
       'v1 pods',
       'v1 namespaces',
       'bootstrap.cluster.x-k8s.io/v1beta2 kubeadmconfigtemplates',
@@ -719,7 +718,7 @@ describe('GPUCellPool customize', () => {
       'infrastructure.cluster.x-k8s.io/v1alpha1 kubevirtmachinetemplates',
       'infrastructure.cluster.x-k8s.io/v1alpha1 kubevirtmachines',
     ]);
-    expect(rules[4]).to.deep.include({
+    expect(rules[3]).to.deep.include({
       labelSelector: { matchLabels: { 'kubecell.io/pool': 'a100-capi' } },
     });
   });

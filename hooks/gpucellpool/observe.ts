@@ -4,6 +4,11 @@
  * A list is `undefined` when its group is missing from the request altogether: the source was
  * not observed, which is not the same as observed and empty (hooks/cell/observe.ts does the
  * same). A single object is `undefined` when its group was observed without it.
+ *
+ * For the kinds the customize hook looks up through API discovery (the GPU claim's, the Cluster
+ * API templates' and their clones'), a missing group means the kind is not served: the customize
+ * hook left its rule out, and Metacontroller delivers every group it was asked for or fails the
+ * whole sync (customize.ts, served-kinds.ts).
  */
 import type { GPUCellPool, TypedObjectReference } from '../generated/types/index.js';
 import { TYPE_KEYS } from '../kube/objects.js';

@@ -1,13 +1,21 @@
 /**
- * The kubecell-gpucellpool sync and finalize hooks.
+ * The GPUCellPool sync and finalize hooks, called by both GPUCellPool controllers.
  *
  * Sync, in order:
+ * 0. Whose pool. A controller whose child types do not include the pool's machine kind is the
+ *    other provisioner's, reached through a `kubecell.io/provisioner` label that contradicts
+ *    spec.provisioner.type: it keeps every child it observes as it is and says so in `Ready`
+ *    (`ProvisionerLabelMismatch`), and its finalize lets go at once. A finalize call without a
+ *    deletion means the pool stopped matching this controller's labelSelector: everything is
+ *    kept (`ProvisionerLabelMissing` or `ProvisionerLabelMismatch`) and the finalizer stays, so
+ *    that a label edit never tears GPU cells down (provisioner.ts).
  * 1. Observe. Without the pool's machines, Secrets or Nodes in the request, every observed child
  *    is returned as it is and the status is kept: nothing is created or deleted on a guess.
  * 2. Bootstrap and GPU: the join Secret's template (or the Cluster API bootstrap template), the
  *    GPU claim's device request, the Cluster API infrastructure template. A cell whose machine
  *    does not exist yet is created only when all of them are usable; existing children are kept
- *    as observed otherwise.
+ *    as observed otherwise. A kind the apiserver does not serve (left out by the customize hook)
+ *    is reported as `KindNotServed`, naming the kind and the fix.
  * 3. Cells, from `status.cells` (the only memory): each cell's machine and current Node. A cell
  *    that had joined and whose machine has disappeared gets a new incarnation (new machine name,
  *    new firmware UUID, new Node name).
@@ -27,7 +35,12 @@
  * and child is gone (at once with the annotation `kubecell.io/skip-cleanup=true`).
  */
 import { keptChild } from '../metacontroller/kept-child.js';
-import type { GPUCellPool, GPUCellPoolStatus, GPUCellStatus } from '../generated/types/index.js';
+import type {
+  GPUCellPool,
+  GPUCellPoolStatus,
+  GPUCellStatus,
+  TypedObjectReference,
+} from '../generated/types/index.js';
 import { conditionIsTrue } from '../kube/objects.js';
 import { ANNOTATIONS } from '../kube/labels.js';
 import type {
@@ -39,6 +52,7 @@ import { formatTime, reconcileConditions, type ConditionVerdict } from '../statu
 import { clamp, decideScale, type AutoscaleDecision } from './autoscale.js';
 import type { GPUCellPoolConfig } from './config.js';
 import {
+  API_VERSIONS,
   BOOTSTRAP_REASONS,
   FINALIZE_RESYNC_SECONDS,
   LABEL_KEYS,
@@ -49,9 +63,21 @@ import {
   type CellPhase,
 } from './constants.js';
 import { holdersByNode, pendingDemand } from './consumers.js';
-import { cellName, cellOrdinal, incarnationOf, machineName, userDataSecretName } from './names.js';
+import {
+  cellName,
+  cellOrdinal,
+  clonedKind,
+  incarnationOf,
+  machineName,
+  userDataSecretName,
+} from './names.js';
 import type { MachineObject, NodeObject } from './objects.js';
 import { gpuRequestName, observePool, type PoolObservation } from './observe.js';
+import {
+  controllerProvisioners,
+  provisionerLabelProblem,
+  type ProvisionerLabelProblem,
+} from './provisioner.js';
 import {
   keptNode,
   renderClone,
@@ -108,11 +134,15 @@ function assessBootstrap(pool: GPUCellPool, observation: PoolObservation): Boots
   if (spec.provisioner.type === 'ClusterAPI' && capi?.bootstrapConfigTemplateRef !== undefined) {
     const ref = capi.bootstrapConfigTemplateRef;
     const where = `${ref.kind} ${namespace}/${ref.name}`;
-    if (!observation.bootstrapTemplate.observed) {
-      const message = `${where} was not observed`;
+    const notServed = !observation.bootstrapTemplate.observed
+      ? templateNotServed(ref, namespace, 'bootstrapConfigTemplateRef')
+      : observation.bootstrapClones === undefined
+        ? cloneNotServed(ref, namespace)
+        : undefined;
+    if (notServed !== undefined) {
       return {
-        verdict: verdict('BootstrapValid', 'Unknown', BOOTSTRAP_REASONS.notObserved, message),
-        readiness: { state: 'unknown', reason: READY_REASONS.notObserved, message },
+        verdict: verdict('BootstrapValid', 'False', BOOTSTRAP_REASONS.kindNotServed, notServed),
+        readiness: { state: 'invalid', reason: READY_REASONS.kindNotServed, message: notServed },
       };
     }
     if (observation.bootstrapTemplate.object === undefined) {
@@ -185,6 +215,39 @@ function problemReason(problem: JoinProblem): string {
   }
 }
 
+/**
+ * When a kind is not served. The customize hook leaves out every kind API discovery says the
+ * apiserver does not serve (customize.ts), and Metacontroller delivers every group the customize
+ * answer asked for, empty or not, or fails the whole sync (pkg/controller/common/customize/
+ * manager.go, `GetRelatedObjects`): so a template, clone or claim group missing from `related` is
+ * a kind that is not served.
+ */
+const UNTIL_SERVED =
+  'no machine is created until it is (the pool sees a kind installed later within 20 minutes, ' +
+  'when Metacontroller asks the customize hook again, or at once after a change to its spec)';
+
+function templateNotServed(
+  ref: TypedObjectReference,
+  namespace: string,
+  field: 'bootstrapConfigTemplateRef' | 'infrastructureTemplateRef',
+): string {
+  return (
+    `kind ${ref.kind} is not served by the apiserver in ${ref.apiVersion}, so the template ` +
+    `${namespace}/${ref.name} (spec.provisioner.clusterAPI.${field}) cannot be read: install the ` +
+    `Cluster API provider that defines it (its CRD), or name a template of a served kind; ` +
+    UNTIL_SERVED
+  );
+}
+
+function cloneNotServed(ref: TypedObjectReference, namespace: string): string {
+  const kind = clonedKind(ref.kind);
+  return (
+    `kind ${kind} is not served by the apiserver in ${ref.apiVersion}, so the template ` +
+    `${ref.kind} ${namespace}/${ref.name} cannot be cloned for a cell: install the CRD of ` +
+    `${kind} (the provider of ${ref.kind} defines both); ${UNTIL_SERVED}`
+  );
+}
+
 /** The GPU (KubeVirt) or the infrastructure template (Cluster API) new machines need. */
 function assessMachineInputs(
   pool: GPUCellPool,
@@ -195,13 +258,17 @@ function assessMachineInputs(
   if (spec.provisioner.type === 'ClusterAPI') {
     const ref = spec.provisioner.clusterAPI?.infrastructureTemplateRef;
     const where = `${ref?.kind ?? ''} ${namespace}/${ref?.name ?? ''}`;
-    if (!observation.infrastructureTemplate.observed) {
+    const notServed =
+      ref === undefined
+        ? undefined
+        : !observation.infrastructureTemplate.observed
+          ? templateNotServed(ref, namespace, 'infrastructureTemplateRef')
+          : observation.infrastructureClones === undefined
+            ? cloneNotServed(ref, namespace)
+            : undefined;
+    if (notServed !== undefined) {
       return {
-        readiness: {
-          state: 'unknown',
-          reason: READY_REASONS.notObserved,
-          message: `${where} was not observed`,
-        },
+        readiness: { state: 'invalid', reason: READY_REASONS.kindNotServed, message: notServed },
       };
     }
     if (observation.infrastructureTemplate.object === undefined) {
@@ -216,13 +283,18 @@ function assessMachineInputs(
     return { readiness: { state: 'ok' } };
   }
   const named = spec.gpu.resourceClaimName !== undefined;
-  const where = `${named ? 'ResourceClaim' : 'ResourceClaimTemplate'} ${namespace}/${spec.gpu.resourceClaimName ?? spec.gpu.resourceClaimTemplateName ?? ''}`;
+  const kind = named ? 'ResourceClaim' : 'ResourceClaimTemplate';
+  const name = spec.gpu.resourceClaimName ?? spec.gpu.resourceClaimTemplateName ?? '';
+  const where = `${kind} ${namespace}/${name}`;
   if (!observation.claim.observed) {
     return {
       readiness: {
-        state: 'unknown',
-        reason: READY_REASONS.notObserved,
-        message: `${where} was not observed`,
+        state: 'invalid',
+        reason: READY_REASONS.kindNotServed,
+        message:
+          `kind ${kind} is not served by the apiserver in ${API_VERSIONS.resource}, so the GPU's ` +
+          `${where} cannot be read: Dynamic Resource Allocation serves ${API_VERSIONS.resource} ` +
+          `from Kubernetes 1.34 on; ${UNTIL_SERVED}`,
       },
     };
   }
@@ -344,6 +416,11 @@ export interface PoolSync {
   response: CompositeSyncResponse;
   /** Cells and children still there (for finalize). */
   remaining: number;
+  /**
+   * Finalize only: the answer when it does not follow from `remaining` (a pool this controller
+   * holds for a label, or lets go of because it is another provisioner's).
+   */
+  finalized?: boolean;
 }
 
 export function syncGPUCellPool(
@@ -360,7 +437,9 @@ export function finalizeGPUCellPool(
   now: Date,
 ): CompositeSyncResponse {
   const skip = request.parent.metadata.annotations?.[ANNOTATIONS.skipCleanup] === 'true';
-  const { response, remaining } = reconcilePool(request, { config, now, finalizing: true });
+  const result = reconcilePool(request, { config, now, finalizing: true });
+  const { response, remaining } = result;
+  if (result.finalized !== undefined) return { ...response, finalized: result.finalized };
   const finalized = skip || remaining === 0;
   const { resyncAfterSeconds, ...rest } = response;
   return {
@@ -382,6 +461,28 @@ export function reconcilePool(
   const generation = pool.metadata.generation;
   const deleting = finalizing || pool.metadata.deletionTimestamp !== undefined;
   const observation = observePool(pool, request.children, request.related, config);
+
+  // 0. Is the pool this controller's? Both controllers call these hooks (provisioner.ts).
+  const runs = controllerProvisioners(request.children);
+  const labelProblem = provisionerLabelProblem(pool);
+  if (runs.size > 0 && !runs.has(spec.provisioner.type)) {
+    // The controller of the other provisioner, reached through a label that contradicts the type
+    // (or a labelSelector edited by hand): it keeps every child it observes as it is, reports the
+    // label, and lets go (finalized) as soon as it is asked to.
+    const held = holdEverything(pool, previous, observation, now, labelProblem ?? 'asIs');
+    return finalizing ? { ...held, finalized: true } : held;
+  }
+  if (finalizing && pool.metadata.deletionTimestamp === undefined) {
+    // Finalize without a deletion: the pool carries this controller's finalizer but stopped
+    // matching its labelSelector (the label was removed or changed by hand; Metacontroller's
+    // shouldCallFinalizeHook). GPU cells are not torn down for a label: everything is kept and
+    // the finalizer stays until the label is back (or kubecell.io/skip-cleanup=true lets go).
+    const skip = pool.metadata.annotations?.[ANNOTATIONS.skipCleanup] === 'true';
+    return {
+      ...holdEverything(pool, previous, observation, now, labelProblem ?? 'asIs'),
+      finalized: skip,
+    };
+  }
 
   // 1. Without the children groups, hold everything as it is.
   if (
@@ -804,38 +905,73 @@ function readyVerdict(
   );
 }
 
-/** Without the children groups: return the observed children as they are, keep the status. */
+/**
+ * Every observed child returned as it is, the status kept: without the children groups (`Ready`
+ * is `NotObserved`), for a label problem (`Ready` says it), or, with `'asIs'`, the status exactly
+ * as it was (a controller that is not the pool's writes nothing of its own). A Node of a cell that
+ * was retiring keeps its cordon and taint: both GPUCellPool controllers apply as the same field
+ * manager, and a Node returned by name only would lose them.
+ */
 function holdEverything(
   pool: GPUCellPool,
   previous: GPUCellPoolStatus,
   observation: PoolObservation,
   now: Date,
+  problem?: ProvisionerLabelProblem | 'asIs',
 ): PoolSync {
-  const missing = [
-    observation.machines === undefined
-      ? pool.spec.provisioner.type === 'ClusterAPI'
-        ? 'Machines'
-        : 'VirtualMachines'
-      : undefined,
-    observation.secrets === undefined ? 'Secrets' : undefined,
-    observation.nodes === undefined ? 'Nodes' : undefined,
-  ].filter((item): item is string => item !== undefined);
-  const message = `not observed: ${missing.join(', ')}; every child is kept as it is`;
-  const kept = (previous.conditions ?? []).filter((condition) => condition.type !== 'Ready');
-  const verdicts: ConditionVerdict[] = [
-    verdict('Ready', 'False', READY_REASONS.notObserved, message),
-    ...kept.map((condition) =>
-      verdict(condition.type, condition.status, condition.reason, condition.message),
-    ),
-  ];
   const generation = pool.metadata.generation;
-  const status: GPUCellPoolStatus = {
-    ...previous,
-    ...(generation === undefined ? {} : { observedGeneration: generation }),
-    conditions: reconcileConditions(previous.conditions, verdicts, now, generation),
-  };
+  let status: GPUCellPoolStatus;
+  if (problem === 'asIs') {
+    status = {
+      ...previous,
+      ...(generation === undefined ? {} : { observedGeneration: generation }),
+    };
+  } else {
+    let ready: ConditionVerdict;
+    if (problem !== undefined) {
+      ready = verdict('Ready', 'False', problem.reason, problem.message);
+    } else {
+      const missing = [
+        observation.machines === undefined
+          ? pool.spec.provisioner.type === 'ClusterAPI'
+            ? 'Machines'
+            : 'VirtualMachines'
+          : undefined,
+        observation.secrets === undefined ? 'Secrets' : undefined,
+        observation.nodes === undefined ? 'Nodes' : undefined,
+      ].filter((item): item is string => item !== undefined);
+      ready = verdict(
+        'Ready',
+        'False',
+        READY_REASONS.notObserved,
+        `not observed: ${missing.join(', ')}; every child is kept as it is`,
+      );
+    }
+    const kept = (previous.conditions ?? []).filter((condition) => condition.type !== 'Ready');
+    const verdicts: ConditionVerdict[] = [
+      ready,
+      ...kept.map((condition) =>
+        verdict(condition.type, condition.status, condition.reason, condition.message),
+      ),
+    ];
+    status = {
+      ...previous,
+      ...(generation === undefined ? {} : { observedGeneration: generation }),
+      conditions: reconcileConditions(previous.conditions, verdicts, now, generation),
+    };
+  }
+  const retiring = new Set(
+    (previous.cells ?? [])
+      .filter((cell) => cell.phase === 'Retiring' || cell.phase === 'Deleting')
+      .map((cell) => cell.node)
+      .filter((node): node is string => node !== undefined),
+  );
   const children = observation.allChildren.map((child) =>
-    child.kind === 'Node' ? keptNode(child as NodeObject) : keptChild(child),
+    child.kind === 'Node'
+      ? retiring.has(child.metadata.name)
+        ? retiringNode(child as NodeObject)
+        : keptNode(child as NodeObject)
+      : keptChild(child),
   );
   return {
     response: { status, children },

@@ -34,7 +34,12 @@ export function kubeVirtPool(spec: Partial<GPUCellPool['spec']> = {}): GPUCellPo
   return {
     apiVersion: 'kubecell.io/v1alpha1',
     kind: 'GPUCellPool',
-    metadata: { name: 'a100', uid: POOL_UID, generation: 1 },
+    metadata: {
+      name: 'a100',
+      uid: POOL_UID,
+      generation: 1,
+      labels: { 'kubecell.io/provisioner': 'kubevirt' },
+    },
     spec: {
       replicas: 2,
       machineProfile: 'a100',
@@ -61,7 +66,12 @@ export function clusterApiPool(spec: Partial<GPUCellPool['spec']> = {}): GPUCell
   return {
     apiVersion: 'kubecell.io/v1alpha1',
     kind: 'GPUCellPool',
-    metadata: { name: 'a100-capi', uid: POOL_UID, generation: 1 },
+    metadata: {
+      name: 'a100-capi',
+      uid: POOL_UID,
+      generation: 1,
+      labels: { 'kubecell.io/provisioner': 'cluster-api' },
+    },
     spec: {
       replicas: 1,
       machineProfile: 'a100',
@@ -300,16 +310,37 @@ export function relatedOf(
   return map;
 }
 
-/** A children map: every child group of the CompositeController present. */
+/**
+ * The child types of each GPUCellPool controller (metacontroller/gpucellpool/<p>/controller.yaml;
+ * gpucellpool.test.ts checks them against the files). `both` is a single controller with both
+ * machine kinds, as KubeCell shipped before the provisioners were split.
+ */
+export const CONTROLLER_CHILD_TYPES = {
+  KubeVirt: [CHILD_TYPES.virtualMachine, CHILD_TYPES.secret, CHILD_TYPES.node],
+  ClusterAPI: [CHILD_TYPES.machine, CHILD_TYPES.secret, CHILD_TYPES.node],
+  both: Object.values(CHILD_TYPES),
+} as const;
+export type ControllerName = keyof typeof CONTROLLER_CHILD_TYPES;
+
+/** A children map: every child group of the calling CompositeController present. */
 export function childrenOf(
   objects: readonly KubernetesObject[],
   omit: readonly string[] = [],
+  controller: ControllerName = 'both',
 ): ObjectMap {
   const map: ObjectMap = {};
-  for (const group of Object.values(CHILD_TYPES)) if (!omit.includes(group)) map[group] = {};
+  for (const group of CONTROLLER_CHILD_TYPES[controller]) {
+    if (!omit.includes(group)) map[group] = {};
+  }
   for (const object of objects) {
     const key = childKey(object.apiVersion, object.kind);
     if (omit.includes(key)) continue;
+    // A controller is sent only the child types it declares.
+    if (
+      controller !== 'both' &&
+      !(CONTROLLER_CHILD_TYPES[controller] as readonly string[]).includes(key)
+    )
+      continue;
     (map[key] ??= {})[objectKey(object)] = object;
   }
   return map;
@@ -340,10 +371,13 @@ export class World {
   related: KubernetesObject[];
   pods: PodObject[] = [];
   last?: CompositeSyncResponse;
+  /** Which GPUCellPool controller calls the hooks: by default the one of the pool's type. */
+  controller: ControllerName;
 
-  constructor(pool: GPUCellPool, related: KubernetesObject[]) {
+  constructor(pool: GPUCellPool, related: KubernetesObject[], controller?: ControllerName) {
     this.pool = structuredClone(pool);
     this.related = related;
+    this.controller = controller ?? pool.spec.provisioner.type;
   }
 
   get status(): GPUCellPoolStatus {
@@ -353,7 +387,7 @@ export class World {
   request(finalizing = false): CompositeSyncRequest<GPUCellPool> {
     return syncRequest(
       this.pool,
-      childrenOf([...this.children.values()]),
+      childrenOf([...this.children.values()], [], this.controller),
       relatedOf(this.pool, [...this.related, ...this.pods]),
       finalizing,
     );

@@ -1,7 +1,12 @@
 // The Metacontroller objects of metacontroller/ for the local instance: their hooks point at the
 // in-cluster Service (http://kubecell-hooks.kubecell-system/...), which a control plane without
 // kubelet, kube-proxy or DNS cannot reach, so they are rewritten to the local hook server.
-import { readdirSync, readFileSync } from 'node:fs';
+//
+// What a platform installs is the base (metacontroller/, no KubeVirt or Cluster API needed) plus
+// the GPUCellPool component of each provisioner it runs (metacontroller/gpucellpool/kubevirt/,
+// metacontroller/gpucellpool/cluster-api/: the controller and the role Metacontroller needs for
+// it): `readMetacontrollerInstall(dir, ['kubevirt'])` reads the same objects, in that order.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 
@@ -22,27 +27,83 @@ export interface RewrittenObjects {
   foreign: string[];
 }
 
+/** The GPUCellPool components, by provisioner: their folders under metacontroller/. */
+export const GPUCELLPOOL_COMPONENTS = {
+  kubevirt: path.join('gpucellpool', 'kubevirt'),
+  'cluster-api': path.join('gpucellpool', 'cluster-api'),
+} as const;
+export type GpuCellPoolComponent = keyof typeof GPUCELLPOOL_COMPONENTS;
+
+/** The files `kubectl apply -k dir` builds from: its kustomization's `resources`, recursively. */
+function kustomizationFiles(dir: string): string[] | undefined {
+  const file = ['kustomization.yaml', 'kustomization.yml']
+    .map((name) => path.join(dir, name))
+    .find((candidate) => existsSync(candidate));
+  if (file === undefined) return undefined;
+  const [document] = parseAllDocuments(readFileSync(file, 'utf8'));
+  const resources = (document?.toJS() as { resources?: unknown } | null)?.resources ?? [];
+  if (!Array.isArray(resources)) throw new Error(`${file}: resources is not a list`);
+  return resources.flatMap((entry: unknown) => {
+    if (typeof entry !== 'string') throw new Error(`${file}: a resource is not a path`);
+    const target = path.join(dir, entry);
+    if (!existsSync(target)) throw new Error(`${file}: resource ${entry} does not exist`);
+    if (!statSync(target).isDirectory()) return [target];
+    const nested = kustomizationFiles(target);
+    if (nested === undefined) throw new Error(`${target}: no kustomization.yaml`);
+    return nested;
+  });
+}
+
 /**
- * Every document of every `*.yaml`/`*.yml` file in `dir`, in file-name order; the folder's
- * `kustomization.yaml` lists them for `kubectl apply -k` and is not an object to apply.
+ * The objects `kubectl apply -k dir` applies, in order: the documents of the files its
+ * kustomization lists (a folder without one: every `*.yaml`/`*.yml` in it, in file-name order).
+ * For metacontroller/ that is the base only; a component folder gives its controller and role.
  */
 export function readMetacontrollerObjects(dir: string): Json[] {
-  const files = readdirSync(dir)
-    .filter((file) => /\.ya?ml$/.test(file) && !/^kustomization\.ya?ml$/.test(file))
-    .sort();
+  const files =
+    kustomizationFiles(dir) ??
+    readdirSync(dir)
+      .filter((file) => /\.ya?ml$/.test(file))
+      .sort()
+      .map((file) => path.join(dir, file));
   const objects: Json[] = [];
   for (const file of files) {
-    for (const document of parseAllDocuments(readFileSync(path.join(dir, file), 'utf8'))) {
+    for (const document of parseAllDocuments(readFileSync(file, 'utf8'))) {
       if (document.errors.length > 0) {
-        throw new Error(
-          `${path.join(dir, file)}: ${document.errors[0]?.message ?? 'invalid YAML'}`,
-        );
+        throw new Error(`${file}: ${document.errors[0]?.message ?? 'invalid YAML'}`);
       }
       const object = document.toJS() as Json;
       if (object !== null) objects.push(object);
     }
   }
   return objects;
+}
+
+/**
+ * The base of `metacontrollerDir` (the repository's metacontroller/) and the GPUCellPool
+ * components of `components`, in that order: what `kubectl apply -k metacontroller/` and then
+ * `kubectl apply -k metacontroller/gpucellpool/<component>/` apply. Apply a component only where
+ * its CRDs are served (KubeVirt's virtualmachines, Cluster API's machines v1beta2): Metacontroller
+ * does not start a controller whose child resource it cannot find.
+ */
+export function readMetacontrollerInstall(
+  metacontrollerDir: string,
+  components: readonly GpuCellPoolComponent[] = [],
+): Json[] {
+  const unknown = components.filter(
+    (component) => !Object.hasOwn(GPUCELLPOOL_COMPONENTS, component),
+  );
+  if (unknown.length > 0) {
+    throw new Error(
+      `unknown GPUCellPool component ${unknown.join(', ')}; components are ${Object.keys(GPUCELLPOOL_COMPONENTS).join(', ')}`,
+    );
+  }
+  return [
+    ...readMetacontrollerObjects(metacontrollerDir),
+    ...[...new Set(components)].flatMap((component) =>
+      readMetacontrollerObjects(path.join(metacontrollerDir, GPUCELLPOOL_COMPONENTS[component])),
+    ),
+  ];
 }
 
 function isObject(value: Json | undefined): value is { [key: string]: Json } {

@@ -1,5 +1,6 @@
-// The whole install, as a user runs it, against the real apiserver of the local control plane:
-// `kubectl apply -k manifests/` and `kubectl apply -k metacontroller/` pass a server-side
+// The whole install, as a user runs it, against the real apiserver of a local control plane:
+// `kubectl apply -k manifests/`, `kubectl apply -k metacontroller/` and each GPUCellPool
+// component (`kubectl apply -k metacontroller/gpucellpool/<provisioner>/`) pass a server-side
 // dry-run; the hook server's Pod passes the "restricted" Pod Security Standard that
 // kubecell-system enforces; and the documented kustomize patch moves the ClusterRoleBinding to
 // another Metacontroller ServiceAccount. No kubelet runs here, so no Pod starts; nothing is
@@ -10,10 +11,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import type { ControlPlane } from '../cluster/control-plane.js';
+import { startControlPlane, type ControlPlane } from '../cluster/control-plane.js';
 import { installKubeCellApi, kubectlOk } from '../cluster/kubecell.js';
-import { CLUSTER_SETUP_TIMEOUT_MS, getCluster } from '../cluster/shared-cluster.js';
-import { findObject, isObject, repoRoot, type Json } from './support.js';
+import { CLUSTER_SETUP_TIMEOUT_MS } from '../cluster/shared-cluster.js';
+import { GPUCELLPOOL_COMPONENTS, findObject, isObject, repoRoot, type Json } from './support.js';
 
 function documents(text: string): Json[] {
   return parseAllDocuments(text)
@@ -26,12 +27,20 @@ describe('install: kubectl apply -k, server-side dry-run', function () {
 
   before(async function () {
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
-    cluster = await getCluster();
+    // A control plane of its own, as a platform has before installing KubeCell: the shared one
+    // runs KubeCell already (its webhook configurations point at a URL, which a dry-run apply of
+    // the Service-based ones would merge into an invalid object).
+    cluster = await startControlPlane();
     // The CRDs of k3k, OCM and Metacontroller that a real platform has, and kubecell-system.
     await installKubeCellApi(cluster);
   });
 
-  for (const dir of ['manifests', 'metacontroller']) {
+  after(async function () {
+    this.timeout(60_000);
+    await cluster?.stop();
+  });
+
+  for (const dir of ['manifests', 'metacontroller', ...GPUCELLPOOL_COMPONENTS]) {
     it(`kubectl apply -k ${dir}/ --dry-run=server`, async function () {
       this.timeout(60_000);
       const result = await cluster.kubectl([

@@ -1,5 +1,5 @@
 // The install manifests agree with each other and with the code: nothing under manifests/ or
-// metacontroller/ is left out of its kustomization, every hook URL reaches a registered hook
+// metacontroller/ is left out of its kustomization (the base, or a GPUCellPool component), every hook URL reaches a registered hook
 // through the Service and the container port the server listens on, the webhook
 // configurations reach the HTTPS port, and the Deployment runs the way DESIGN.md asks
 // (non-root, read-only root filesystem, probes, TLS Secret). Unit test: no cluster.
@@ -11,7 +11,10 @@ import { DEFAULTS } from '../../hooks/server/config.js';
 import { registerControllers } from '../../hooks/server/controllers.js';
 import { HookRegistry } from '../../hooks/server/registry.js';
 import {
+  GPUCELLPOOL_COMPONENTS,
   HOOK_URL,
+  METACONTROLLER_BASE,
+  METACONTROLLER_INSTALLS,
   findObject,
   kustomizationEntries,
   kustomizationObjects,
@@ -61,12 +64,69 @@ describe('install manifests', () => {
       expect(kustomizationEntries('metacontroller').sort()).to.deep.equal(files.sort());
     });
 
-    it('manifests/kustomization.yaml reaches every manifest under manifests/ (the cert-manager overlay aside)', () => {
+    it('every file under metacontroller/ is reached by exactly one install: the base or a component', () => {
+      const reached = METACONTROLLER_INSTALLS.flatMap((dir) => kustomizationResources(dir));
+      const files = yamlFiles('metacontroller', true).filter(
+        (file) => !/(^|\/)kustomization\.ya?ml$/.test(file),
+      );
+      expect([...reached].sort()).to.deep.equal(files.sort());
+    });
+
+    it('each GPUCellPool component is a Kustomization of its own: its controller and its role', () => {
+      const baseObjects = objects;
+      for (const dir of GPUCELLPOOL_COMPONENTS) {
+        const [kustomization] = readYamlDocuments(`${dir}/kustomization.yaml`);
+        // `kubectl apply -k` refuses a kustomize Component as the root of a build.
+        expect(kustomization?.kind, dir).to.equal('Kustomization');
+        expect(kustomizationEntries(dir), dir).to.deep.equal(['controller.yaml', 'rbac.yaml']);
+        const built = kustomizationObjects(dir);
+        expect(built.map((object) => String(object.kind)).sort(), dir).to.deep.equal([
+          'ClusterRole',
+          'ClusterRoleBinding',
+          'CompositeController',
+        ]);
+        const provisioner = dir.split('/').pop() as string;
+        const controller = findObject(
+          built,
+          'CompositeController',
+          `kubecell-gpucellpool-${provisioner}`,
+        );
+        expect(((controller.spec as Json).parentResource as Json).labelSelector, dir).to.deep.equal(
+          { matchLabels: { 'kubecell.io/provisioner': provisioner } },
+        );
+        const binding = findObject(
+          built,
+          'ClusterRoleBinding',
+          `kubecell-metacontroller-gpucellpool-${provisioner}`,
+        );
+        expect((binding.roleRef as Json).name).to.equal(
+          `kubecell-metacontroller-gpucellpool-${provisioner}`,
+        );
+        // The same ServiceAccount as the base's binding (manifests/rbac/metacontroller.yaml).
+        expect(binding.subjects).to.deep.equal(
+          findObject(baseObjects, 'ClusterRoleBinding', 'kubecell-metacontroller').subjects,
+        );
+      }
+    });
+
+    it('the base needs neither KubeVirt nor Cluster API', () => {
+      const children = readControllers(METACONTROLLER_BASE).flatMap((controller) =>
+        controller.children.map((child) => child.apiVersion),
+      );
+      expect(
+        children.filter((apiVersion) => /kubevirt|cluster\.x-k8s\.io/.test(apiVersion)),
+      ).to.deep.equal([]);
+    });
+
+    it('manifests/kustomization.yaml reaches every manifest under manifests/ (the optional applies aside)', () => {
       const reached = new Set(kustomizationResources('manifests'));
+      // Applied on their own when wanted: the cert-manager overlay, and Metacontroller's own
+      // least-privilege role (manifests/metacontroller-core/rbac.yaml says when).
+      const optional = ['manifests/webhook/cert-manager/', 'manifests/metacontroller-core/'];
       const expected = yamlFiles('manifests', true).filter(
         (file) =>
           !/(^|\/)kustomization\.ya?ml$/.test(file) &&
-          !file.startsWith('manifests/webhook/cert-manager/'),
+          !optional.some((dir) => file.startsWith(dir)),
       );
       expect(expected.filter((file) => !reached.has(file))).to.deep.equal([]);
       expect(yamlFiles('manifests/crds').length).to.be.greaterThan(0);
@@ -106,7 +166,14 @@ describe('install manifests', () => {
 
     for (const controller of readControllers()) {
       it(`${controller.file}: ${controller.name}`, () => {
-        expect(controller.name).to.equal(`kubecell-${controller.hookName}`);
+        // kubecell-<hook name>; a GPUCellPool component adds its provisioner, and both call the
+        // gpucellpool hooks.
+        const component = /^metacontroller\/gpucellpool\/([^/]+)\/controller\.yaml$/.exec(
+          controller.file,
+        )?.[1];
+        expect(controller.name).to.equal(
+          `kubecell-${controller.hookName}${component === undefined ? '' : `-${component}`}`,
+        );
         const entry = registered.get(controller.hookName as never);
         expect(entry, `hook server registers ${controller.hookName}`).to.not.equal(undefined);
         expect(entry?.controllerType).to.equal(

@@ -1,7 +1,8 @@
 // What Metacontroller must be allowed to do to run KubeCell's controllers, derived from the
 // controllers themselves rather than kept by hand:
 //
-// - each controller of metacontroller/ (its parents and its childResources / attachments);
+// - each controller of one `kubectl apply -k` of metacontroller/ (the base, or a GPUCellPool
+//   component): its parents and its childResources / attachments;
 // - the related resources its customize hook asks for, asked of the real hook server
 //   (productApp) with every sample of the parent's kind;
 // - Metacontroller's own behaviour towards them (DESIGN.md §6 and Metacontroller's source,
@@ -18,11 +19,14 @@
 //     (Nodes);
 //   * objects a sync hook returns outside childResources (GPUCellPool's Cluster API template
 //     clones, found as related objects selected by the pool's own label): create, patch;
+//     the customize hook is asked without API discovery, so it names every kind a sample uses
+//     (hooks/gpucellpool/served-kinds.ts: a hook server without credentials asks for them all);
 //   * related objects: get, list, watch, cluster-wide (Metacontroller's informers are);
 //   * events: create, patch (the SyncError events it records on parents).
 import request from 'supertest';
 import { productApp } from '../../hooks/server/test-support.js';
 import {
+  METACONTROLLER_INSTALLS,
   groupOf,
   readControllers,
   readSamples,
@@ -38,7 +42,8 @@ export const EVENT_VERBS = ['create', 'patch'];
 /**
  * Children that someone else creates and the controller only adopts, keeps or deletes: no
  * `create`. A GPUCellPool's Nodes are registered by each cell's kubelet with the pool's
- * controller-uid label (metacontroller/gpucellpool.yaml); Metacontroller must never make one.
+ * controller-uid label (metacontroller/gpucellpool/<provisioner>/controller.yaml); Metacontroller
+ * must never make one.
  */
 export const ADOPTED_ONLY = new Map([['|nodes', 'registered by the kubelet, adopted by label']]);
 /** Server-side apply of an object that may not exist yet: patch, and create. */
@@ -163,15 +168,19 @@ async function askCustomize(
     []) as RelatedRule[];
 }
 
-/** Everything Metacontroller needs for the controllers in metacontroller/. */
+/**
+ * Everything Metacontroller needs for the controllers the kustomizations at `dirs` build (by
+ * default the base and every GPUCellPool component).
+ */
 export async function derivePermissions(
   discovery: Discovery,
+  dirs: string | readonly string[] = METACONTROLLER_INSTALLS,
   now = new Date('2026-11-30T00:00:00Z'),
 ): Promise<PermissionSet> {
   const permissions = new PermissionSet();
   const { app } = await productApp(now, {});
   const samples = readSamples();
-  const controllers = readControllers();
+  const controllers = readControllers(dirs);
   for (const controller of controllers) {
     const who = `${controller.name} (${controller.file})`;
     const hasChildren = controller.children.length > 0;
@@ -217,7 +226,8 @@ export async function derivePermissions(
         for (const rule of await askCustomize(app, controller, object, label)) {
           // Objects a controller selects by its own pool label are ones its sync hook returns
           // although they are no childResource (GPUCellPool's Cluster API template clones,
-          // metacontroller/gpucellpool.yaml): Metacontroller creates them by server-side apply.
+          // metacontroller/gpucellpool/cluster-api/controller.yaml): Metacontroller creates them
+          // by server-side apply.
           if (rule.labelSelector?.matchLabels?.[POOL_LABEL] === parentName) {
             permissions.add(
               groupOf(rule.apiVersion),

@@ -1,5 +1,6 @@
-// Reading what a user installs: the kustomizations under manifests/ and metacontroller/, the
-// Metacontroller objects, and the samples. Shared by the install tests; no cluster needed here.
+// Reading what a user installs: the kustomizations under manifests/ and metacontroller/ (the base
+// and the GPUCellPool components), the Metacontroller objects, and the samples. Shared by the
+// install tests; no cluster needed here.
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,7 +99,7 @@ export interface ResourceRule {
 }
 
 export interface ControllerObject {
-  /** metacontroller/<file>.yaml */
+  /** metacontroller/<file>.yaml, or metacontroller/gpucellpool/<provisioner>/controller.yaml */
   file: string;
   kind: 'CompositeController' | 'DecoratorController';
   /** metadata.name, e.g. kubecell-cell */
@@ -121,11 +122,34 @@ export function groupOf(apiVersion: string): string {
 
 export const HOOK_URL = /^http:\/\/([^/]+)\/hooks\/([^/]+)\/(customize|sync|finalize)$/;
 
-/** Every CompositeController and DecoratorController of metacontroller/. */
-export function readControllers(): ControllerObject[] {
+/** The Metacontroller objects a user installs without KubeVirt or Cluster API. */
+export const METACONTROLLER_BASE = 'metacontroller';
+/**
+ * The GPUCellPool controllers, one kustomization per provisioner, installed after the base where
+ * the provisioner's CRDs are served (metacontroller/kustomization.yaml).
+ */
+export const GPUCELLPOOL_COMPONENTS = [
+  'metacontroller/gpucellpool/kubevirt',
+  'metacontroller/gpucellpool/cluster-api',
+] as const;
+/** Every `kubectl apply -k` of Metacontroller objects: the base, then each component. */
+export const METACONTROLLER_INSTALLS: readonly string[] = [
+  METACONTROLLER_BASE,
+  ...GPUCELLPOOL_COMPONENTS,
+];
+
+/**
+ * Every CompositeController and DecoratorController the kustomizations at `dirs` build (by
+ * default the base and every component).
+ */
+export function readControllers(
+  dirs: string | readonly string[] = METACONTROLLER_INSTALLS,
+): ControllerObject[] {
   const controllers: ControllerObject[] = [];
-  for (const file of yamlFiles('metacontroller')) {
-    if (file.endsWith('kustomization.yaml')) continue;
+  const files = (typeof dirs === 'string' ? [dirs] : dirs).flatMap((dir) =>
+    kustomizationResources(dir),
+  );
+  for (const file of files) {
     for (const object of readYamlDocuments(file)) {
       const kind = object.kind;
       if (kind !== 'CompositeController' && kind !== 'DecoratorController') continue;

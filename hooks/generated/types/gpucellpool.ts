@@ -3,7 +3,7 @@ import type { ObjectMeta } from '../../metacontroller/protocol.js';
 import type { Condition, LocalObjectReference, MachineProfileName, Quantity, TypedObjectReference } from './common.js';
 
 /**
- * A GPUCellPool runs GPU machines that join the host cluster as Nodes. Each cell is one virtual machine (a KubeVirt VirtualMachine or a Cluster API Machine) with one passthrough GPU; it boots the cell image and registers a Node labelled kubecell.io/pool=<pool> and kubecell.io/machine-profile=<profile>, on which HAMi shares the GPU between pods. Cells are individual objects, never a MachineDeployment, so scale-down can pick a cell whose GPU is free: a cell to remove is cordoned and tainted kubecell.io/retiring:NoSchedule, and its machine is deleted only when no pod on it holds the GPU (pods are never evicted). Cluster-scoped, because the pool owns Nodes; the machines and Secrets live in spec.namespace.
+ * A GPUCellPool runs GPU machines that join the host cluster as Nodes. Each cell is one virtual machine (a KubeVirt VirtualMachine or a Cluster API Machine) with one passthrough GPU; it boots the cell image and registers a Node labelled kubecell.io/pool=<pool> and kubecell.io/machine-profile=<profile>, on which HAMi shares the GPU between pods. Cells are individual objects, never a MachineDeployment, so scale-down can pick a cell whose GPU is free: a cell to remove is cordoned and tainted kubecell.io/retiring:NoSchedule, and its machine is deleted only when no pod on it holds the GPU (pods are never evicted). Cluster-scoped, because the pool owns Nodes; the machines and Secrets live in spec.namespace. The pool must carry the label kubecell.io/provisioner=kubevirt (KubeVirt) or cluster-api (ClusterAPI), matching spec.provisioner.type: each provisioner's controller selects its pools by it, and the admission webhook sets it.
  */
 export interface GPUCellPool {
 apiVersion: "kubecell.io/v1alpha1"
@@ -155,7 +155,7 @@ maxReplicas: number
 scaleDownDelaySeconds?: number
 }
 /**
- * Observed state of the pool, written by the kubecell-gpucellpool controller. Read-only for users.
+ * Observed state of the pool, written by the GPUCellPool controller of its provisioner (kubecell-gpucellpool-kubevirt or kubecell-gpucellpool-cluster-api). Read-only for users.
  */
 export interface GPUCellPoolStatus {
 /**
