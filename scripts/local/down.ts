@@ -78,6 +78,11 @@ async function main(): Promise<number> {
     `KubeCell local stopped; no process of it is left (checked supervisor ${state.supervisorPid}` +
       `${checked.length > 0 ? `, ${checked.join(', ')}` : ''}).`,
   );
+  if (state.simulated) {
+    say(
+      'The simulation (--simulate: test/simulate/) ran inside the supervisor and stopped with it.',
+    );
+  }
   return 0;
 }
 

@@ -6,20 +6,30 @@
 //      KubeCell's CRDs, kubecell-system and the host namespaces; the RBAC of manifests/; the hook
 //      server (hooks/main.ts); Metacontroller as metacontroller/metacontroller; the controllers
 //      of metacontroller/, hooks pointed at that hook server
-//   2. with --simulate, the simulated OCM agent, kubelets, k3k, KubeVirt and Cluster API of
-//      test/simulate/, so that applied samples become Ready
-//   3. state.json with ready: true, which up.ts waits for
+//   2. with --simulate, the SIMULATED outside world of test/simulate/ (startSimulation: the OCM
+//      agent and hub, kubelets, the provider baseline, k3k, KubeVirt and Cluster API, with
+//      permissive stand-in CRDs for the Cluster API template kinds the samples name), in this
+//      process, so that applied samples become Ready
+//   3. state.json with ready: true (and simulated: true with --simulate), which up.ts waits for
 //
-// On SIGTERM/SIGINT/SIGHUP it stops the hook server, then the control plane, and removes the
-// state file and its kubeconfig copy. When one of the servers dies, or starting fails, it
-// stops everything as well but leaves the state file with `error` set, for local-down and the
-// next local-up to report; the control plane's directory (its logs) is then kept in tmp/.
+// On SIGTERM/SIGINT/SIGHUP it stops the simulation, then the hook server, then the control
+// plane, and removes the state file and its kubeconfig copy. When one of the servers dies, or
+// starting fails, it stops everything as well but leaves the state file with `error` set, for
+// local-down and the next local-up to report; the control plane's directory (its logs) is then
+// kept in tmp/.
 // Its output goes to supervisor.log (see state.ts).
 import { chmodSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { ensureBinaries } from '../../test/cluster/binaries.js';
 import { startKubeCellStack, type KubeCellStack } from '../../test/cluster/kubecell-stack.js';
 import { describeExit, logTail, type ManagedProcess } from '../../test/cluster/processes.js';
+import { startSimulation, type Simulation } from '../../test/simulate/index.js';
+import {
+  SIMULATED_LINES,
+  SIMULATED_NODES_PER_PROFILE,
+  USAGE,
+  parseUpArguments,
+} from './options.js';
 import {
   localKubeconfigFile,
   localLogDir,
@@ -35,6 +45,17 @@ import {
 
 const hookServerEntry = path.join(repoRoot, 'hooks', 'main.ts');
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+/** How long stopping the simulation may take (a poll in flight finishes first). */
+const SIMULATION_STOP_TIMEOUT_MS = 15_000;
+
+const parsedArguments = parseUpArguments(process.argv.slice(2));
+if (parsedArguments === 'help' || 'error' in parsedArguments) {
+  process.stderr.write(
+    `${parsedArguments === 'help' ? '' : `supervisor: ${parsedArguments.error}\n`}${USAGE}\n`,
+  );
+  process.exit(parsedArguments === 'help' ? 0 : 2);
+}
+const simulate = parsedArguments.simulate;
 
 const started = performance.now();
 
@@ -46,9 +67,11 @@ const state: LocalState = {
   ready: false,
   supervisorPid: process.pid,
   startedAt: new Date().toISOString(),
+  simulated: simulate,
   processes: {},
 };
 let stack: KubeCellStack | undefined;
+let simulation: Simulation | undefined;
 let phase: 'starting' | 'running' | 'stopping' = 'starting';
 
 /** Writes the state file, unless we are already stopping (which removes it). */
@@ -65,7 +88,32 @@ function removeOwnFiles(options: { keepState: boolean }): void {
   if (!options.keepState && readState()?.supervisorPid === process.pid) removeState();
 }
 
+async function stopSimulation(): Promise<void> {
+  const running = simulation;
+  if (!running) return;
+  simulation = undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const stopped = await Promise.race([
+    running.stop().then(() => true),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), SIMULATION_STOP_TIMEOUT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  log(
+    stopped
+      ? 'simulation stopped (test/simulate/: OCM, kubelets, k3k, KubeVirt, Cluster API)'
+      : `simulation did not stop within ${SIMULATION_STOP_TIMEOUT_MS / 1000} s; going on`,
+  );
+}
+
 async function stopEverything(keepLogs: boolean): Promise<void> {
+  // The simulation first: it writes through the apiserver, which stops next.
+  await stopSimulation().catch((error: unknown) => {
+    log(
+      `stopping the simulation failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  });
   if (stack) {
     await stack.stop({ keepLogs });
     log('hook server, Metacontroller and control plane stopped');
@@ -190,6 +238,24 @@ async function main(): Promise<void> {
   // A copy at a stable path; the certificates are embedded, so it stands on its own.
   copyFileSync(cluster.kubeconfigPath, localKubeconfigFile);
   chmodSync(localKubeconfigFile, 0o600);
+
+  if (simulate) {
+    for (const line of SIMULATED_LINES) log(line);
+    log('starting the simulation (test/simulate/ startSimulation)');
+    const simulationLog = repeatSuppressing((line) => log(`[SIMULATED] ${line}`));
+    const running = await startSimulation(cluster.kubeconfigPath, {
+      profileNodes: { perProfile: SIMULATED_NODES_PER_PROFILE },
+      clusterAPIStandInCrds: true,
+      log: simulationLog,
+    });
+    simulation = running;
+    // A signal that arrived meanwhile has stopped the stack; stop what just started, too.
+    if (phase !== 'starting') {
+      await stopSimulation();
+      return;
+    }
+    log('simulation running');
+  }
   state.kubeconfig = localKubeconfigFile;
   state.startupSeconds = (performance.now() - started) / 1000;
   state.ready = true;
@@ -197,7 +263,38 @@ async function main(): Promise<void> {
   save();
   phase = 'running';
   watchForUnexpectedExits([...Object.values(processes), stack.hookServer]);
-  log(`ready in ${state.startupSeconds.toFixed(1)} s; kubeconfig ${localKubeconfigFile}`);
+  log(
+    `ready in ${state.startupSeconds.toFixed(1)} s; kubeconfig ${localKubeconfigFile}` +
+      (simulate
+        ? '; the outside world (OCM, kubelets, k3k, KubeVirt, Cluster API) is SIMULATED'
+        : '; nothing plays OCM, kubelets, k3k, KubeVirt or Cluster API (--simulate does)'),
+  );
+}
+
+/**
+ * A log that writes a line repeated back to back once, then how often it came: a simulated
+ * actor that fails on every poll (once a second) would otherwise fill the log.
+ */
+function repeatSuppressing(write: (line: string) => void): (line: string) => void {
+  let last: string | undefined;
+  let repeats = 0;
+  let lastWritten = 0;
+  return (line: string) => {
+    if (line === last) {
+      repeats += 1;
+      // A reminder now and then that it still happens.
+      if (Date.now() - lastWritten < 60_000) return;
+      write(`${line} (repeated ${repeats} times)`);
+      repeats = 0;
+      lastWritten = Date.now();
+      return;
+    }
+    if (repeats > 0) write(`(the simulation's line before repeated ${repeats} more times)`);
+    last = line;
+    repeats = 0;
+    lastWritten = Date.now();
+    write(line);
+  };
 }
 
 main().catch(async (error: unknown) => {

@@ -1,17 +1,21 @@
 // `npm run local-up`: a local KubeCell to try by hand, without a cluster.
 //
 // Starts supervisor.ts detached (it keeps running after this command returns), shows its
-// progress, and once it reports ready prints the KUBECONFIG to export and what does not run.
-// Everything on stdout is either the `export KUBECONFIG=...` line or a `#` comment, so
+// progress, and once it reports ready prints the KUBECONFIG to export, what runs and what does
+// not. Everything on stdout is either the `export KUBECONFIG=...` line or a `#` comment, so
 //
-//   eval "$(npm run --silent local-up)"
+//   eval "$(npm run --silent local-up)"            (or: ... local-up -- --simulate)
 //
 // works as well. Progress goes to stderr. `npm run local-down` stops it.
+//
+// `--simulate`: the supervisor also runs test/simulate/ (the simulated OCM, kubelets, k3k,
+// KubeVirt and Cluster API the cluster tests use), so that applied samples become Ready.
 //
 // Environment: KUBECELL_LOCAL_DIR (state directory, default .cache/local),
 // KUBECELL_LOCAL_UP_TIMEOUT_SECONDS (default 900: a first run builds Kubernetes from source).
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readSync, fstatSync } from 'node:fs';
+import { SIMULATED_LINES, USAGE, parseUpArguments } from './options.js';
 import {
   isAlive,
   liveProcesses,
@@ -30,6 +34,7 @@ import {
 } from './state.js';
 
 const timeoutSeconds = Number(process.env.KUBECELL_LOCAL_UP_TIMEOUT_SECONDS ?? '900');
+
 /** Without news from the supervisor for this long, say that it is still working. */
 const HEARTBEAT_MS = 60_000;
 
@@ -70,6 +75,7 @@ class LogFollower {
 function refuseSecondInstance(existing: LocalState): number {
   progress(
     `KubeCell local is already ${existing.ready ? 'running' : 'starting'} ` +
+      `${existing.simulated ? 'WITH the simulation (--simulate) ' : 'without the simulation '}` +
       `(supervisor pid ${existing.supervisorPid}, state ${stateFile}).`,
   );
   if (existing.ready && existing.kubeconfig) {
@@ -98,41 +104,64 @@ function firstLines(text: string, count: number): string[] {
   return lines.length <= count ? lines : [...lines.slice(0, count), '...'];
 }
 
+/** The Composite- and DecoratorControllers among the objects applied from metacontroller/. */
+function controllerNames(state: LocalState): string[] {
+  return (state.metacontrollerObjects ?? [])
+    .filter((object) => /^(composite|decorator)controller\./.test(object))
+    .map((object) => object.slice(object.indexOf('/') + 1));
+}
+
 function summary(state: LocalState): string[] {
   const seconds =
     state.startupSeconds === undefined ? '' : ` in ${state.startupSeconds.toFixed(1)} s`;
   const lines = [
     `export KUBECONFIG=${state.kubeconfig ?? ''}`,
-    `# KubeCell local is up${seconds} (supervisor pid ${state.supervisorPid}).`,
+    `# KubeCell local is up${seconds}${state.simulated ? ', WITH a SIMULATED outside world' : ''} ` +
+      `(supervisor pid ${state.supervisorPid}).`,
     '# Try it:',
     '#   kubectl apply -f samples/',
-    '#   kubectl get cells -n kubecell-system; kubectl get virtualclusters -A',
+    '#   kubectl get cells -n kubecell-system; kubectl get virtualclusters -A; kubectl get gpucellpools',
   ];
   if (state.kubectl) {
     lines.push(`#   (a kubectl matching this cluster: ${state.kubectl})`);
   }
   lines.push(
     `# Running: etcd, kube-apiserver, kube-controller-manager (${state.apiserverUrl ?? '?'}),`,
-    "#   KubeCell's CRDs and the upstream CRDs it uses, namespaces kubecell-system, tenant-a, tenant-b,",
-    `#   the hook server on ${state.hookServerUrl ?? '?'} (log ${state.processes['hook-server']?.logFile ?? '?'}),`,
-  );
-  lines.push(
+    "#   KubeCell's CRDs and the upstream CRDs it uses, namespaces kubecell-system, kubecell-cells, tenant-a, tenant-b,",
+    `#   the hook server on ${state.hookServerUrl ?? '?'} with the admission webhook (log ${state.processes['hook-server']?.logFile ?? '?'}),`,
     `#   Metacontroller ${state.metacontrollerVersion ?? ''} as metacontroller/metacontroller, and the controllers`,
-    `#   of metacontroller/: ${(state.metacontrollerObjects ?? []).join(', ')}`,
+    `#   of metacontroller/: ${controllerNames(state).join(', ')}`,
     '#   (their hooks pointed at that server): applied objects are reconciled and get a status.',
   );
-  lines.push('# NOT running:');
+  if (state.simulated) {
+    lines.push(...SIMULATED_LINES.map((line) => `# ${line}`));
+  } else {
+    lines.push(
+      '# NOT running, and not simulated:',
+      '#   - a kubelet: there are no nodes, so no Pod ever starts.',
+      '#   - the k3k, Open Cluster Management, Cluster API and KubeVirt controllers: their objects',
+      '#     (where the CRDs are installed) are stored, and nothing acts on them; so Cells and',
+      '#     VirtualClusters do not become Ready.',
+      '#   `npm run local-up -- --simulate` plays them (simulated by test/simulate/): samples become Ready.',
+    );
+  }
   lines.push(
-    '#   - a kubelet: there are no nodes, so no Pod ever starts.',
-    '#   - the k3k, Open Cluster Management, Cluster API and KubeVirt controllers: their objects',
-    '#     (where the CRDs are installed) are stored, and nothing acts on them.',
     `# Logs: ${supervisorLogFile}, control plane ${state.dir ?? '?'}/logs`,
-    '# Stop it (and every process it started): npm run local-down',
+    `# Stop it (and every process it started${state.simulated ? ', the simulation included' : ''}): npm run local-down`,
   );
   return lines;
 }
 
 async function main(): Promise<number> {
+  const parsed = parseUpArguments(process.argv.slice(2));
+  if (parsed === 'help') {
+    progress(USAGE);
+    return 0;
+  }
+  if ('error' in parsed) {
+    progress(`local-up: ${parsed.error}\n${USAGE}`);
+    return 2;
+  }
   mkdirSync(localDir, { recursive: true });
   const existing = readState();
   if (existing) {
@@ -141,7 +170,13 @@ async function main(): Promise<number> {
   }
 
   const logFd = openSync(supervisorLogFile, 'w');
-  const supervisor = spawn(process.execPath, ['--import', 'tsx', supervisorScript], {
+  const supervisorArgs = [
+    '--import',
+    'tsx',
+    supervisorScript,
+    ...(parsed.simulate ? ['--simulate'] : []),
+  ];
+  const supervisor = spawn(process.execPath, supervisorArgs, {
     cwd: repoRoot,
     detached: true,
     stdio: ['ignore', logFd, logFd],
@@ -169,7 +204,10 @@ async function main(): Promise<number> {
     });
   }
 
-  progress(`starting KubeCell local (supervisor pid ${supervisorPid}, log ${supervisorLogFile})`);
+  progress(
+    `starting KubeCell local${parsed.simulate ? ' with the SIMULATED outside world (--simulate)' : ''} ` +
+      `(supervisor pid ${supervisorPid}, log ${supervisorLogFile})`,
+  );
   const follower = new LogFollower(supervisorLogFile);
   const began = Date.now();
   let lastNews = Date.now();

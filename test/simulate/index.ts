@@ -11,9 +11,12 @@
 //   kubecell.io/machine-profile=<profile>, offering each declared device and TopoLVM capacity;
 // - k3k (k3k.ts): every k3k Cluster served (Ready, admin kubeconfig Secret);
 // - KubeVirt (kubevirt.ts) and Cluster API (cluster-api.ts): every GPUCellPool VM or Machine
-//   runs and its cell's Node joins.
+//   runs and its cell's Node joins;
+// - optionally (cluster-api-crds.ts), permissive stand-in CRDs for the Cluster API template and
+//   infrastructure kinds the shared upstream CRDs lack (`clusterAPIStandInCrds`).
 import { DEFAULT_CELL_CONFIG } from '../../hooks/cell/config.js';
 import { ClusterAPISimulator, type ClusterAPISimulatorOptions } from './cluster-api.js';
+import { ensureClusterAPIStandInCrds } from './cluster-api-crds.js';
 import { K3kSimulator, type K3kSimulatorOptions } from './k3k.js';
 import { KubeClient, clientFor, isNotFound, resourcePath, type KubeObject } from './kube-client.js';
 import { DEFAULT_NODE_CAPACITY, registerNode, type NodeRegistration } from './kubelet.js';
@@ -61,6 +64,12 @@ export interface SimulationOptions {
   k3k?: false | K3kSimulatorOptions;
   kubevirt?: false | KubeVirtSimulatorOptions;
   clusterAPI?: false | ClusterAPISimulatorOptions;
+  /**
+   * Install permissive stand-in CRDs (labelled as such) for the Cluster API kinds of
+   * samples/gpucellpool-clusterapi.yaml that are missing: KubeadmConfigTemplate,
+   * KubevirtMachineTemplate, KubevirtMachine (cluster-api-crds.ts); default false.
+   */
+  clusterAPIStandInCrds?: boolean;
   log?: Log;
 }
 
@@ -219,6 +228,14 @@ export async function startSimulation(
       `provider baseline installed${baseline.standInCrds.length > 0 ? ` (stand-in CRDs: ${baseline.standInCrds.join(', ')})` : ''}`,
     );
   }
+  if (options.clusterAPIStandInCrds) {
+    const standIns = await ensureClusterAPIStandInCrds(client);
+    log(
+      standIns.length > 0
+        ? `cluster-api: permissive stand-in CRDs installed (NOT the providers' CRDs): ${standIns.join(', ')}`
+        : 'cluster-api: every Cluster API CRD the samples name is installed; no stand-in needed',
+    );
+  }
   const cellWatcher = new Poller('cell watcher', options.intervalMs ?? 1000, syncCells, log);
   const k3k = options.k3k === false ? undefined : new K3kSimulator(client, { log, ...options.k3k });
   const kubevirt =
@@ -268,3 +285,4 @@ export * from './k3k.js';
 export * from './gpu-cell.js';
 export * from './kubevirt.js';
 export * from './cluster-api.js';
+export * from './cluster-api-crds.js';
