@@ -51,12 +51,18 @@ describe('e2e: host-namespace baseline through Metacontroller', function () {
   }
 
   it('a labelled namespace gets the Pod Security labels and the four NetworkPolicies', async function () {
-    const labels = await eventually(stack, `Pod Security labels on ${namespace}`, async () => {
-      const labels = (await getObject(stack, 'namespace', namespace))?.metadata.labels ?? {};
-      return PSA_MODES.every((mode) => labels[`pod-security.kubernetes.io/${mode}`] === 'baseline')
-        ? { value: labels }
-        : { notYet: JSON.stringify(labels) };
-    });
+    const labels = await eventually<Record<string, string>>(
+      stack,
+      `Pod Security labels on ${namespace}`,
+      async () => {
+        const labels = (await getObject(stack, 'namespace', namespace))?.metadata.labels ?? {};
+        return PSA_MODES.every(
+          (mode) => labels[`pod-security.kubernetes.io/${mode}`] === 'baseline',
+        )
+          ? { value: labels }
+          : { notYet: JSON.stringify(labels) };
+      },
+    );
     expect(labels['kubecell.io/host-namespace']).to.equal('true');
     await eventually(stack, `NetworkPolicies in ${namespace}`, async () => {
       const names = await policyNames();
