@@ -107,7 +107,8 @@ const PLAIN_PARENTS: Record<string, KubernetesObject> = {
 /**
  * The base body of each `<controller>/<hook>` route, and whether it is known to be accepted
  * (answered 200). A controller registered after these tests were written gets a plain body
- * (its parent with empty maps): the hostile variations still run against it.
+ * (its parent with empty maps, in the composite shape): the hostile variations still run
+ * against it.
  */
 export function hookBody(controller: string, hook: string): { body: Json; accepted: boolean } {
   const parent = (body: Json): Json => ({ controller: CONTROLLER, parent: body.parent });
@@ -129,6 +130,26 @@ export function hookBody(controller: string, hook: string): { body: Json; accept
       return known(virtualClusterSyncBody());
     case 'virtualcluster/finalize':
       return known(virtualClusterSyncBody(true));
+    case 'host-namespace/customize':
+    case 'class-usage/customize': {
+      const plain = PLAIN_PARENTS[controller] as KubernetesObject;
+      return known({ controller: CONTROLLER, parent: plain });
+    }
+    case 'host-namespace/sync':
+    case 'host-namespace/finalize':
+    case 'class-usage/sync': {
+      // A DecoratorController's request names the decorated object `object` and its
+      // attachments `attachments` (Metacontroller pkg/controller/decorator/api/v2/hooks.go).
+      const plain = PLAIN_PARENTS[controller] as KubernetesObject;
+      return known({
+        controller: CONTROLLER,
+        object: plain,
+        attachments:
+          controller === 'host-namespace' ? { 'NetworkPolicy.networking.k8s.io/v1': {} } : {},
+        related: controller === 'class-usage' ? { 'VirtualCluster.kubecell.io/v1alpha1': {} } : {},
+        finalizing: hook === 'finalize',
+      });
+    }
     default: {
       const plain: KubernetesObject = PLAIN_PARENTS[controller] ?? {
         apiVersion: 'kubecell.io/v1alpha1',
