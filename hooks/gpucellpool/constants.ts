@@ -228,8 +228,9 @@ export const VM_RUN_STRATEGY = 'Always';
 export const FIRMWARE_UUID_NAMESPACE = 'a4d3f0c2-6b1e-4f57-9c8a-2e5d7b9f1c3a';
 
 /**
- * How long the hook server trusts one API discovery answer (served-kinds.ts) before asking again
- * (milliseconds); Metacontroller itself refreshes its discovery every 30 s by default.
+ * How long the hook server reuses an API discovery list to say a kind is served (served-kinds.ts;
+ * "not served" is always checked afresh), in milliseconds. Metacontroller itself refreshes its
+ * discovery every 30 s by default.
  */
 export const DISCOVERY_TTL_MS = 30_000;
 /** How long one API discovery request may take before the kind counts as not known (ms). */

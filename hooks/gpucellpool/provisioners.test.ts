@@ -385,19 +385,40 @@ describe('GPUCellPool served kinds from API discovery', () => {
     ]);
     expect(a).to.deep.equal({ state: 'served', resource: 'kubeadmconfigs' });
     expect(b).to.deep.equal({ state: 'served', resource: 'kubeadmconfigtemplates' });
-    expect(await discovery.lookup('bootstrap.cluster.x-k8s.io/v1beta2', 'Other')).to.deep.equal({
-      state: 'notServed',
-    });
+    expect(asked).to.deep.equal(['bootstrap.cluster.x-k8s.io/v1beta2']);
+    await discovery.lookup('bootstrap.cluster.x-k8s.io/v1beta2', 'KubeadmConfig');
+    expect(asked, 'served: from the list within the TTL').to.have.length(1);
+    now = 1000;
+    await discovery.lookup('bootstrap.cluster.x-k8s.io/v1beta2', 'KubeadmConfig');
+    expect(asked, 'after the TTL, asked again').to.have.length(2);
     expect(
       await discovery.lookup('infrastructure.cluster.x-k8s.io/v1alpha1', 'KubevirtMachine'),
     ).to.deep.equal({ state: 'notServed' });
-    expect(asked).to.deep.equal([
-      'bootstrap.cluster.x-k8s.io/v1beta2',
-      'infrastructure.cluster.x-k8s.io/v1alpha1',
-    ]);
-    now = 1000;
-    await discovery.lookup('bootstrap.cluster.x-k8s.io/v1beta2', 'KubeadmConfig');
     expect(asked).to.have.length(3);
+  });
+
+  it('never says "not served" from an old list: a CRD installed a moment ago is seen', async () => {
+    const served: Record<string, ApiResourceEntry[]> = {
+      'bootstrap.cluster.x-k8s.io/v1beta2': [{ name: 'kubeadmconfigs', kind: 'KubeadmConfig' }],
+    };
+    let calls = 0;
+    const discovery = discoveryServedKinds(async (apiVersion) => {
+      calls += 1;
+      const list = served[apiVersion];
+      return list && [...list];
+    });
+    expect(
+      await discovery.lookup('bootstrap.cluster.x-k8s.io/v1beta2', 'KubeadmConfig'),
+    ).to.deep.include({ state: 'served' });
+    // The template's CRD arrives; the list fetched above does not have it.
+    served['bootstrap.cluster.x-k8s.io/v1beta2']?.push({
+      name: 'kubeadmconfigtemplates',
+      kind: 'KubeadmConfigTemplate',
+    });
+    expect(
+      await discovery.lookup('bootstrap.cluster.x-k8s.io/v1beta2', 'KubeadmConfigTemplate'),
+    ).to.deep.equal({ state: 'served', resource: 'kubeadmconfigtemplates' });
+    expect(calls).to.equal(2);
   });
 
   it('does not know when discovery fails, and asks again next time', async () => {

@@ -75,7 +75,7 @@ export function staticServedKinds(
 }
 
 export interface DiscoveryOptions {
-  /** How long an answer (served or not) is reused. */
+  /** How long an apiVersion's resource list is reused to say a kind is served. */
   ttlMs?: number;
   /** Milliseconds since the epoch; the test's clock. */
   clock?: () => number;
@@ -83,40 +83,49 @@ export interface DiscoveryOptions {
 
 /**
  * Kinds looked up through `fetch`, one request per apiVersion and `ttlMs`; concurrent lookups of
- * one apiVersion share the request. A failed request is not remembered: the next lookup asks
- * again.
+ * one apiVersion share the request. Only "served" is taken from a list fetched earlier: "not
+ * served" is always checked against a list fetched for this lookup, because Metacontroller keeps
+ * the customize answer built on it for 20 minutes, and a CRD installed a moment ago must not be
+ * missed for that long. A failed request is not remembered: the next lookup asks again.
  */
 export function discoveryServedKinds(
   fetch: FetchApiResources,
   { ttlMs = DISCOVERY_TTL_MS, clock = Date.now }: DiscoveryOptions = {},
 ): ServedKinds {
-  const cache = new Map<
-    string,
-    { expires: number; answer: Promise<ApiResourceEntry[] | undefined> }
-  >();
+  interface Entry {
+    expires: number;
+    answer: Promise<ApiResourceEntry[] | undefined>;
+  }
+  const cache = new Map<string, Entry>();
+  const refresh = (apiVersion: string): Entry => {
+    const entry = { expires: clock() + ttlMs, answer: fetch(apiVersion) };
+    cache.set(apiVersion, entry);
+    return entry;
+  };
+  const find = (resources: ApiResourceEntry[] | undefined, kind: string): KindLookup => {
+    const found = resources?.find((r) => r.kind === kind && !r.name.includes('/'));
+    return found === undefined ? { state: 'notServed' } : { state: 'served', resource: found.name };
+  };
+  const ask = async (entry: Entry, apiVersion: string, kind: string): Promise<KindLookup> => {
+    try {
+      return find(await entry.answer, kind);
+    } catch (err) {
+      if (cache.get(apiVersion) === entry) cache.delete(apiVersion);
+      return {
+        state: 'unknown',
+        why: `API discovery of ${apiVersion} failed: ${describeFailure(err)}`,
+      };
+    }
+  };
   return {
     async lookup(apiVersion, kind) {
-      const now = clock();
-      let entry = cache.get(apiVersion);
-      if (entry === undefined || entry.expires <= now) {
-        entry = { expires: now + ttlMs, answer: fetch(apiVersion) };
-        cache.set(apiVersion, entry);
+      const cached = cache.get(apiVersion);
+      if (cached === undefined || cached.expires <= clock()) {
+        return ask(refresh(apiVersion), apiVersion, kind);
       }
-      const current = entry;
-      let resources: ApiResourceEntry[] | undefined;
-      try {
-        resources = await current.answer;
-      } catch (err) {
-        if (cache.get(apiVersion) === current) cache.delete(apiVersion);
-        return {
-          state: 'unknown',
-          why: `API discovery of ${apiVersion} failed: ${describeFailure(err)}`,
-        };
-      }
-      const found = resources?.find((r) => r.kind === kind && !r.name.includes('/'));
-      return found === undefined
-        ? { state: 'notServed' }
-        : { state: 'served', resource: found.name };
+      const answer = await ask(cached, apiVersion, kind);
+      // Not served by a list fetched earlier: ask again, a CRD may have arrived since.
+      return answer.state === 'notServed' ? ask(refresh(apiVersion), apiVersion, kind) : answer;
     },
   };
 }
