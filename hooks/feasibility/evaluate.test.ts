@@ -224,6 +224,26 @@ describe('feasibility evaluation', () => {
       expect(only(custom, 'InventoryFresh').result).to.equal('Pass');
     });
 
+    it('gives the same report whatever the time of a fresh observation (no loop with the Cell)', () => {
+      // The Cell stamps new observation times on every sync; a pending VirtualCluster
+      // re-evaluates on every Cell change and the Cell relates it back, so the report must not
+      // change with those times.
+      const restamp = (stamp: string) => (input: FeasibilityInput) => {
+        const s = status(input);
+        if (s.storageInventory) s.storageInventory.observedAt = stamp;
+        if (s.nodePorts) s.nodePorts.observedAt = stamp;
+        for (const node of s.nodes ?? []) node.observedAt = stamp;
+        input.now = new Date('2026-11-30T00:01:00Z');
+      };
+      const earlier = evaluate(restamp('2026-11-30T00:00:10Z'));
+      const later = evaluate(restamp('2026-11-30T00:00:11Z'));
+      expect(later.checks).to.deep.equal(earlier.checks);
+      expect(only(later, 'InventoryFresh')).to.include({
+        result: 'Pass',
+        message: "The Cell's inventory is current (its newest observation is at most 120s old).",
+      });
+    });
+
     it('trusts the condition when the status carries no observation times', () => {
       const result = evaluate((input) => {
         const s = status(input);

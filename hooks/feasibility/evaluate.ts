@@ -248,13 +248,17 @@ function checkInventoryFresh(cell: Cell, input: FeasibilityInput): FeasibilityCh
       );
     }
   }
+  // The message names the limit, never the observation time: the Cell stamps a new time on
+  // every sync, and a pending VirtualCluster re-evaluates on every change of its Cell, so a time
+  // here would change its status on every Cell sync, which re-syncs the Cell (it relates the
+  // VirtualClusters placed on it): a loop between the two controllers.
   return check(
     'InventoryFresh',
     'Pass',
     Reason.InventoryFresh,
     observedAt === undefined
       ? "The Cell's inventory is current."
-      : `The Cell's inventory is current (observed ${observedAt.toISOString().slice(0, 19)}Z).`,
+      : `The Cell's inventory is current (its newest observation is at most ${maxAgeSeconds}s old).`,
   );
 }
 
