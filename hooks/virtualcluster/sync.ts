@@ -14,6 +14,9 @@
  *    they are, so a missing or malformed input never deletes or changes one.
  * 4. Status, returned whole; for the same request and clock it is byte-identical.
  *
+ * A stale copy of the VirtualCluster is refused (400, nothing changes) rather than resolved
+ * again: see `staleCopyEvidence`.
+ *
  * Finalize returns no children (Metacontroller deletes each, with a UID precondition), lists
  * what remains in `status.cleanup` and answers `finalized: true` once nothing remains, or at
  * once with the annotation `kubecell.io/skip-cleanup=true`.
@@ -29,6 +32,7 @@ import type {
 import { Decision } from '../feasibility/reasons.js';
 import { compareStrings } from '../feasibility/resources.js';
 import { ANNOTATIONS } from '../kube/labels.js';
+import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
 import {
   childKey,
   type CompositeSyncRequest,
@@ -72,6 +76,47 @@ import {
 
 /** Most entries `status.cleanup` may hold (its maxItems). */
 export const MAX_CLEANUP = 32;
+
+/**
+ * How long after its newest child was created a VirtualCluster without `status.resolved` is
+ * taken for a stale copy (see `staleCopyEvidence`) rather than a snapshot that was never
+ * written. Metacontroller's caches lag by far less; past this, the placement is evaluated again.
+ */
+export const STALE_COPY_GRACE_SECONDS = 60;
+
+/**
+ * The child that shows this copy of the VirtualCluster is stale, if any: one was created less
+ * than STALE_COPY_GRACE_SECONDS ago, yet the copy has no `status.resolved`.
+ *
+ * Children exist only once a sync rendered them from a snapshot, and Metacontroller writes the
+ * status of that sync right after applying them. The next sync often starts before its cache
+ * has seen that write: Metacontroller reads the parent from its informer
+ * (`pc.parentLister.Get`, pkg/controller/composite/controller.go), and the children applied in
+ * between queue that very sync. Yet it writes the status that sync returns over the latest
+ * object, whatever the copy was (`AtomicStatusUpdate` GETs the object and replaces `.status`,
+ * pkg/dynamic/clientset/clientset.go). Resolving again from such a copy would re-render the
+ * children from the Cell and class as they are now and return a second snapshot, which the CRD
+ * refuses, or no snapshot at all (the evaluation no longer accepts, e.g. the Cell now counts this
+ * VirtualCluster as committed), which the CRD accepts (its rule compares old and new snapshots
+ * only when both exist): the snapshot would be erased. So such a sync is refused; the write it
+ * waited for makes Metacontroller sync again, with the snapshot.
+ */
+export function staleCopyEvidence(
+  children: readonly KubernetesObject[],
+  now: Date,
+): { child: KubernetesObject; created: string } | undefined {
+  let newest: { child: KubernetesObject; created: string; at: number } | undefined;
+  for (const child of children) {
+    const created = child.metadata?.creationTimestamp;
+    const at = typeof created === 'string' ? Date.parse(created) : NaN;
+    if (Number.isNaN(at) || (newest !== undefined && newest.at >= at)) continue;
+    newest = { child, created: created as string, at };
+  }
+  if (newest === undefined || now.getTime() - newest.at >= STALE_COPY_GRACE_SECONDS * 1000) {
+    return undefined;
+  }
+  return { child: newest.child, created: newest.created };
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -133,6 +178,12 @@ export function syncVirtualCluster(
   let evaluation: ReturnType<typeof evaluateFeasibility> | undefined;
   let unresolved = verdict('Resolved', 'False', VC_REASONS.notResolved, 'Not resolved.');
   if (!hasStored && sticky === undefined && !deleting) {
+    const stale = staleCopyEvidence(observation.children.all, now);
+    if (stale !== undefined) {
+      throw new InvalidHookInputError(
+        `VirtualCluster ${observation.namespace}/${vc.metadata.name}: this copy has no status.resolved, but its ${stale.child.kind} ${stale.child.metadata?.name ?? ''} was created at ${stale.created}: the copy predates the status write that recorded the snapshot, so nothing is changed and the next sync reads the snapshot. If no snapshot appears within ${STALE_COPY_GRACE_SECONDS} s of the newest child's creation, the placement is evaluated again.`,
+      );
+    }
     evaluation = evaluateFeasibility(feasibilityInput(vc, observation, config, now));
     unresolved =
       evaluation.decision === Decision.Rejected

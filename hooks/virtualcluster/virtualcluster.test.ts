@@ -6,7 +6,8 @@ import { CONTROL_PLANE_RESERVE, LIMIT_RANGE_DEFAULT_REQUEST } from './constants.
 import { customizeVirtualCluster } from './customize.js';
 import { k3kKubeconfigSecretName, k3kObjectName } from './names.js';
 import { chooseEndpoint, isOlder } from './resolve.js';
-import { finalizeVirtualCluster, syncVirtualCluster } from './sync.js';
+import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
+import { finalizeVirtualCluster, STALE_COPY_GRACE_SECONDS, syncVirtualCluster } from './sync.js';
 import {
   acceptedRelated,
   asObserved,
@@ -738,6 +739,50 @@ describe('VirtualCluster controller', () => {
         status: 'Unknown',
         reason: 'ChildrenKept',
       });
+    });
+
+    it('refuses a copy without status.resolved whose children were just created: a stale copy, nothing changes', () => {
+      // Metacontroller's next sync often reads the VirtualCluster from its cache before the
+      // status write that recorded the snapshot arrived; it would write the answer over that
+      // snapshot. The children, created by the sync that resolved it, give the copy away.
+      const { vc, children } = resolvedWorld();
+      const stale = withStatus(vc, undefined);
+      const created = Date.parse('2026-11-30T00:00:01Z');
+      for (const afterMs of [0, 2_000, (STALE_COPY_GRACE_SECONDS - 1) * 1000]) {
+        expect(() => sync(stale, acceptedRelated(), children, new Date(created + afterMs)))
+          .to.throw(InvalidHookInputError)
+          .with.property('message')
+          .that.matches(/no status\.resolved, but its .* was created at 2026-11-30T00:00:01Z/);
+      }
+      // A Pending copy (the status of a sync that did not accept yet) is as stale.
+      const pending = withStatus(vc, statusOf(sync(virtualCluster(), [smallClass()])));
+      expect(() => sync(pending, acceptedRelated(), children, new Date(created + 1000))).to.throw(
+        InvalidHookInputError,
+      );
+      // With the snapshot in the copy, the same sync answers.
+      expect(
+        statusOf(sync(vc, acceptedRelated(), children, new Date(created))).resolved,
+      ).to.deep.equal(vc.status?.resolved);
+      // Without children there is nothing to give a copy away: a new VirtualCluster resolves.
+      expect(statusOf(sync(stale, acceptedRelated(), [], new Date(created))).resolved).to.not.equal(
+        undefined,
+      );
+    });
+
+    it('evaluates again when the snapshot is still missing once the newest child is past the grace period', () => {
+      const { vc, children } = resolvedWorld();
+      const lost = withStatus(vc, undefined);
+      const later = new Date(Date.parse('2026-11-30T00:00:01Z') + STALE_COPY_GRACE_SECONDS * 1000);
+      const response = sync(lost, acceptedRelated(), children, later);
+      expect(statusOf(response).phase).to.equal('Provisioning');
+      expect(statusOf(response).resolved?.resolvedAt).to.equal('2026-11-30T00:01:01Z');
+      // A child without a creationTimestamp proves nothing either.
+      const undated = children.map((child) => {
+        const copy = structuredClone(child);
+        delete copy.metadata.creationTimestamp;
+        return copy;
+      });
+      expect(statusOf(sync(lost, acceptedRelated(), undated, NOW)).phase).to.equal('Provisioning');
     });
 
     it('survives a malformed parent, status and related objects without throwing', () => {
