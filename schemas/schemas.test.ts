@@ -513,6 +513,45 @@ describe('schemas', () => {
         /status\.resolved is an immutable snapshot/,
         withStatus as JsonObject,
       );
+      const erased = clone(withStatus) as JsonObject;
+      delete (erased.status as JsonObject).resolved;
+      expectRejected(
+        erased,
+        /status\.resolved, once written, cannot be removed/,
+        withStatus as JsonObject,
+      );
+    });
+
+    it('VirtualClusterPlan: decision and evaluatedAt are kept within a generation', () => {
+      const plan = sampleOf('virtualclusterplan-full.yaml');
+      const evaluated = {
+        ...plan,
+        status: {
+          observedGeneration: 1,
+          decision: 'Accepted',
+          evaluatedAt: '2026-11-30T00:00:00Z',
+        },
+      } as JsonObject;
+      const reevaluated = clone(evaluated);
+      (reevaluated.status as JsonObject).evaluatedAt = '2026-11-30T00:00:02Z';
+      expectRejected(reevaluated, /a plan is evaluated once per generation/, evaluated);
+      const flipped = clone(evaluated);
+      (flipped.status as JsonObject).decision = 'Rejected';
+      expectRejected(flipped, /a plan is evaluated once per generation/, evaluated);
+      const nextGeneration = clone(reevaluated);
+      (nextGeneration.status as JsonObject).observedGeneration = 2;
+      expect(errorsOf(nextGeneration, evaluated)).to.deep.equal([]);
+      const expired = clone(evaluated);
+      (expired.status as JsonObject).conditions = [
+        {
+          type: 'Expired',
+          status: 'True',
+          reason: 'Expired',
+          message: 'expired',
+          lastTransitionTime: '2026-11-30T00:15:00Z',
+        },
+      ];
+      expect(errorsOf(expired, evaluated)).to.deep.equal([]);
     });
 
     it('GPUCellPool: exactly one of resourceClaimName and resourceClaimTemplateName', () => {

@@ -10,6 +10,7 @@
  *   GET  /metrics                  Prometheus text format
  */
 import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
+import { RetryLaterError } from '../metacontroller/retry-later.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { isJsonObject, summarizeProblems } from '../metacontroller/json.js';
 import { checkResponse } from '../metacontroller/response-shape.js';
@@ -216,6 +217,11 @@ async function runHook(req: Request, res: Response): Promise<void> {
   } catch (err) {
     if (err instanceof InvalidHookInputError) {
       fail(res, 400, err.message);
+      return;
+    }
+    if (err instanceof RetryLaterError) {
+      res.set('Retry-After', String(err.retryAfterSeconds));
+      fail(res, 429, err.message);
       return;
     }
     failUnexpectedly(res, hook, body, err);

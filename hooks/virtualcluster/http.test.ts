@@ -129,6 +129,21 @@ describe('VirtualCluster hooks over HTTP', function () {
     expect(done.body.finalized).to.equal(true);
   });
 
+  it('answers 429 with Retry-After for a stale copy (children exist, no snapshot yet), changing nothing', async () => {
+    const { app } = await productApp(NOW);
+    const first = await request(app)
+      .post('/hooks/virtualcluster/sync')
+      .send(syncRequest(virtualCluster()))
+      .expect(200);
+    const children = (first.body.children as KubernetesObject[]).map((child) => asObserved(child));
+    const stale = await request(app)
+      .post('/hooks/virtualcluster/sync')
+      .send(syncRequest(virtualCluster(), acceptedRelated(), children))
+      .expect(429);
+    expect(stale.headers['retry-after']).to.equal('1');
+    expect(stale.body.error).to.match(/no status\.resolved, but its .* was created at/);
+  });
+
   it('answers 400 naming the field for a VirtualCluster whose spec breaks its schema, but still finalizes it', async () => {
     const { app } = await productApp(NOW);
     const broken = virtualCluster() as unknown as { spec: Record<string, unknown> };

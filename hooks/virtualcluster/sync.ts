@@ -14,8 +14,9 @@
  *    they are, so a missing or malformed input never deletes or changes one.
  * 4. Status, returned whole; for the same request and clock it is byte-identical.
  *
- * A stale copy of the VirtualCluster is refused (400, nothing changes) rather than resolved
- * again: see `staleCopyEvidence`.
+ * A stale copy of the VirtualCluster is answered 429 with Retry-After 1 (nothing changes;
+ * Metacontroller retries then, without a SyncError event) rather than resolved again: see
+ * `staleCopyEvidence`.
  *
  * Finalize returns no children (Metacontroller deletes each, with a UID precondition), lists
  * what remains in `status.cleanup` and answers `finalized: true` once nothing remains, or at
@@ -32,7 +33,7 @@ import type {
 import { Decision } from '../feasibility/reasons.js';
 import { compareStrings } from '../feasibility/resources.js';
 import { ANNOTATIONS } from '../kube/labels.js';
-import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
+import { RetryLaterError } from '../metacontroller/retry-later.js';
 import {
   childKey,
   type CompositeSyncRequest,
@@ -180,7 +181,7 @@ export function syncVirtualCluster(
   if (!hasStored && sticky === undefined && !deleting) {
     const stale = staleCopyEvidence(observation.children.all, now);
     if (stale !== undefined) {
-      throw new InvalidHookInputError(
+      throw new RetryLaterError(
         `VirtualCluster ${observation.namespace}/${vc.metadata.name}: this copy has no status.resolved, but its ${stale.child.kind} ${stale.child.metadata?.name ?? ''} was created at ${stale.created}: the copy predates the status write that recorded the snapshot, so nothing is changed and the next sync reads the snapshot. If no snapshot appears within ${STALE_COPY_GRACE_SECONDS} s of the newest child's creation, the placement is evaluated again.`,
       );
     }

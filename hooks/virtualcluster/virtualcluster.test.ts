@@ -6,7 +6,7 @@ import { CONTROL_PLANE_RESERVE, LIMIT_RANGE_DEFAULT_REQUEST } from './constants.
 import { customizeVirtualCluster } from './customize.js';
 import { k3kKubeconfigSecretName, k3kObjectName } from './names.js';
 import { chooseEndpoint, isOlder } from './resolve.js';
-import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
+import { RetryLaterError } from '../metacontroller/retry-later.js';
 import { finalizeVirtualCluster, STALE_COPY_GRACE_SECONDS, syncVirtualCluster } from './sync.js';
 import {
   acceptedRelated,
@@ -750,14 +750,14 @@ describe('VirtualCluster controller', () => {
       const created = Date.parse('2026-11-30T00:00:01Z');
       for (const afterMs of [0, 2_000, (STALE_COPY_GRACE_SECONDS - 1) * 1000]) {
         expect(() => sync(stale, acceptedRelated(), children, new Date(created + afterMs)))
-          .to.throw(InvalidHookInputError)
+          .to.throw(RetryLaterError)
           .with.property('message')
           .that.matches(/no status\.resolved, but its .* was created at 2026-11-30T00:00:01Z/);
       }
       // A Pending copy (the status of a sync that did not accept yet) is as stale.
       const pending = withStatus(vc, statusOf(sync(virtualCluster(), [smallClass()])));
       expect(() => sync(pending, acceptedRelated(), children, new Date(created + 1000))).to.throw(
-        InvalidHookInputError,
+        RetryLaterError,
       );
       // With the snapshot in the copy, the same sync answers.
       expect(

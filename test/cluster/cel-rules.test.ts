@@ -254,6 +254,20 @@ describe('CEL rules enforced by the real apiserver', function () {
       });
       expect(changed.code).to.not.equal(0);
       expect(changed.stderr).to.contain('status.resolved is an immutable snapshot');
+      // A status written over it without the snapshot (a stale copy's) is refused too.
+      const erased = await cluster.kubectl([
+        'patch',
+        'virtualcluster',
+        '-n',
+        'tenant-b',
+        'cel-resolved',
+        '--subresource=status',
+        '--type=json',
+        '-p',
+        JSON.stringify([{ op: 'remove', path: '/status/resolved' }]),
+      ]);
+      expect(erased.code).to.not.equal(0);
+      expect(erased.stderr).to.contain('status.resolved, once written, cannot be removed');
     } finally {
       await kubectlOk(cluster, [
         'delete',
@@ -261,6 +275,48 @@ describe('CEL rules enforced by the real apiserver', function () {
         '-n',
         'tenant-b',
         'cel-resolved',
+        '--wait=false',
+      ]);
+    }
+  });
+
+  it('VirtualClusterPlan: the decision Metacontroller wrote cannot be overwritten within its generation', async function () {
+    this.timeout(90_000);
+    const plan = named(sample('virtualclusterplan-minimal.yaml'), 'cel-once-per-generation');
+    (plan['metadata'] as Json)['namespace'] = 'tenant-b';
+    (spec(plan)['cellRef'] as Json)['name'] = 'cel-no-such-cell';
+    await kubectlOk(cluster, ['create', '-f', '-'], stringify(plan));
+    const get = ['get', 'vcp', '-n', 'tenant-b', 'cel-once-per-generation', '-o', 'json'];
+    try {
+      // The plan controller (Metacontroller calling the plan hook) evaluates it once.
+      let evaluatedAt: unknown;
+      for (let attempt = 0; attempt < 120 && evaluatedAt === undefined; attempt++) {
+        const status = (JSON.parse(await kubectlOk(cluster, get)) as Json)['status'] as
+          Json | undefined;
+        evaluatedAt = status?.['evaluatedAt'];
+        if (evaluatedAt === undefined) await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      expect(evaluatedAt, 'status.evaluatedAt written by the plan controller').to.be.a('string');
+      const overwrite = await cluster.kubectl([
+        'patch',
+        'vcp',
+        '-n',
+        'tenant-b',
+        'cel-once-per-generation',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status: { evaluatedAt: '2099-01-01T00:00:00Z' } }),
+      ]);
+      expect(overwrite.code).to.not.equal(0);
+      expect(overwrite.stderr).to.contain('a plan is evaluated once per generation');
+    } finally {
+      await kubectlOk(cluster, [
+        'delete',
+        'vcp',
+        '-n',
+        'tenant-b',
+        'cel-once-per-generation',
         '--wait=false',
       ]);
     }
