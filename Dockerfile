@@ -8,14 +8,23 @@
 # (test/install/dockerfile.test.ts checks that they agree and that everything it imports is
 # copied).
 
+# The Node.js release the tests run on: .node-version, which .ci/run installs for CI
+# (test/install/dockerfile.test.ts checks that the two agree; D24).
+ARG NODE_VERSION=24.22.3
+
 # --- production dependencies only (npm ci --omit=dev), from the lockfile
-FROM node:20-bookworm-slim AS deps
+FROM node:${NODE_VERSION}-trixie-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-# --- runtime: Node 20, a non-root user, no npm needed
-FROM node:20-bookworm-slim
+# --- runtime: the same Node, a non-root user, no package manager
+FROM node:${NODE_VERSION}-trixie-slim
+# npm, npx, corepack and yarn are not needed to run the server: removed, so nothing in the
+# container can install or run packages with them.
+RUN rm -rf /usr/local/lib/node_modules \
+      /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \
+      /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-v*
 ENV NODE_ENV=production \
     TSX_DISABLE_CACHE=1
 WORKDIR /app

