@@ -114,12 +114,19 @@ const DECIMAL_SUFFIXES = new Map<number, string>([
 ]);
 const MAX_DECIMAL_SUFFIX_EXPONENT = 18;
 
+/** A parsed quantity of at most 64 characters: the object, its bigint, its format name. */
+const QUANTITY_BYTES = 128;
+
 /**
  * Parsed strings, by text. A Cell sync parses the same few strings (`"500m"`, `"32Gi"`) for
  * tens of thousands of containers; a parsed quantity is immutable (frozen), so one object can
- * serve them all. Bounded: emptied when full (only valid quantities are kept).
+ * serve them all. Bounded by bytes (1 MiB as accounted: about 4,000 short quantities); a text
+ * over 64 characters is parsed every time, never kept. Only valid quantities are kept.
  */
-const parseString = memoiseByText(4096, (text) => Object.freeze(parseUncached(text)));
+const parseString = memoiseByText(
+  { maxBytes: 1024 * 1024, maxTextLength: 64, key: 'text', sizeOf: () => QUANTITY_BYTES },
+  (text) => Object.freeze(parseUncached(text)),
+);
 
 /** Parses a quantity; throws a `QuantityError` naming the value when it is not one. */
 export function parseQuantity(value: QuantityInput): ParsedQuantity {

@@ -29,7 +29,7 @@ describe('kubeconfig server rewrite', () => {
       '  - name: a   # first',
       '    cluster:',
       '      server: "https://10.43.0.1:443"',
-      '      insecure-skip-tls-verify: true',
+      '      tls-server-name: k3k-team-a-service   # checked against the certificate',
       '  - name: b',
       '    cluster: {server: \'https://10.43.0.2:443\', certificate-authority-data: "QUJD"}',
       'users: []',

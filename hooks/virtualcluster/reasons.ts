@@ -55,6 +55,7 @@ export const VC_REASONS = {
   waitingForNodePort: 'WaitingForNodePort',
   waitingForK3kKubeconfig: 'WaitingForK3kKubeconfig',
   k3kKubeconfigInvalid: 'K3kKubeconfigInvalid',
+  k3kKubeconfigRejected: 'K3kKubeconfigRejected',
   secretNotApplied: 'SecretNotApplied',
   secretOutdated: 'SecretOutdated',
   // CellLive

@@ -35,7 +35,14 @@ import {
   MANAGED_BY,
   storageClassReserve,
 } from './constants.js';
-import { endpointUrl, kubeconfigServers, rewriteKubeconfigServer } from './kubeconfig.js';
+import {
+  checkKubeconfig,
+  endpointUrl,
+  kubeconfigServers,
+  rewriteKubeconfigServer,
+  type KubeconfigRefusal,
+} from './kubeconfig.js';
+import { MAX_KUBECONFIG_BYTES } from './kubeconfig-policy.js';
 import type { ChildNames } from './names.js';
 import type { ObservedChildren, SecretObject, ServiceObject } from './observe.js';
 
@@ -200,25 +207,65 @@ export function allocatedNodePort(service: ServiceObject | undefined): number | 
     : undefined;
 }
 
-/** The text of a Secret's `kubeconfig.yaml`, or undefined when absent or not decodable. */
-export function secretKubeconfig(secret: SecretObject | undefined): string | undefined {
+/** What a Secret's `kubeconfig.yaml` holds, read without quoting it. */
+export type SecretKubeconfig =
+  { ok: true; text: string } | { ok: false; refusal: KubeconfigRefusal; problem: string };
+
+/** Base64 characters of the largest kubeconfig accepted. */
+const MAX_ENCODED_LENGTH = 4 * Math.ceil(MAX_KUBECONFIG_BYTES / 3);
+
+/**
+ * Decodes a Secret's `kubeconfig.yaml`. A value longer than the base64 of 64 KiB is refused
+ * before it is decoded.
+ */
+export function readSecretKubeconfig(secret: SecretObject | undefined): SecretKubeconfig {
   const encoded = secret?.data?.[KUBECONFIG_KEY];
-  if (typeof encoded !== 'string' || encoded === '') return undefined;
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(encoded) || encoded.length % 4 !== 0) return undefined;
+  const unreadable: SecretKubeconfig = {
+    ok: false,
+    refusal: 'invalid',
+    problem: `its data.${KUBECONFIG_KEY} is missing or not base64 UTF-8`,
+  };
+  if (typeof encoded !== 'string' || encoded === '') return unreadable;
+  if (encoded.length > MAX_ENCODED_LENGTH) {
+    return {
+      ok: false,
+      refusal: 'rejected',
+      problem: `its data.${KUBECONFIG_KEY} is ${encoded.length} base64 characters, more than the ${MAX_ENCODED_LENGTH} of the ${MAX_KUBECONFIG_BYTES} bytes (64 KiB) a kubeconfig may have`,
+    };
+  }
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(encoded) || encoded.length % 4 !== 0) return unreadable;
   const bytes = Buffer.from(encoded, 'base64');
   const text = bytes.toString('utf8');
-  return Buffer.from(text, 'utf8').equals(bytes) ? text : undefined;
+  return Buffer.from(text, 'utf8').equals(bytes) ? { ok: true, text } : unreadable;
 }
+
+/** The text of a Secret's `kubeconfig.yaml`, or undefined when absent, not decodable or too large. */
+export function secretKubeconfig(secret: SecretObject | undefined): string | undefined {
+  const read = readSecretKubeconfig(secret);
+  return read.ok ? read.text : undefined;
+}
+
+/** Why the kubeconfig Secret is not rendered from k3k's: no port, k3k's missing or refused. */
+export type SecretPlanWhy = 'k3kMissing' | 'k3kInvalid' | 'k3kRejected' | 'noPort';
 
 export type SecretPlan =
   | { kind: 'render'; secret: KubernetesObject }
-  | { kind: 'keep'; secret: KubernetesObject; why: 'k3kMissing' | 'k3kInvalid' | 'noPort' }
-  | { kind: 'none'; why: 'k3kMissing' | 'k3kInvalid' | 'noPort'; problem?: string };
+  | { kind: 'keep'; secret: KubernetesObject; why: SecretPlanWhy; problem?: string }
+  | {
+      kind: 'none';
+      why: SecretPlanWhy;
+      problem?: string;
+      /** Why the observed published Secret was not kept (it would not be published today). */
+      withdrawn?: string;
+    };
 
 /**
  * The admin kubeconfig Secret. Rendered once the NodePort is allocated and k3k's kubeconfig
- * is readable. Once published it is never withdrawn: when k3k's Secret disappears or becomes
- * unreadable (or the port is unknown), the published Secret is returned as observed.
+ * is readable and passes the allowlist. Once published it is not withdrawn: when k3k's Secret
+ * disappears or is refused (or the port is unknown), the published Secret is returned as
+ * observed, unless it holds what would not be published today (unreadable, over 64 KiB, or a
+ * field off the allowlist: edited by hand, or written by a release before the allowlist); that
+ * one is withdrawn.
  */
 export function planSecret(
   names: ChildNames,
@@ -228,18 +275,23 @@ export function planSecret(
   k3kKubeconfig: SecretObject | undefined,
   observed: ObservedChildren,
 ): SecretPlan {
-  const keep = (why: 'k3kMissing' | 'k3kInvalid' | 'noPort', problem?: string): SecretPlan =>
-    observed.secret !== undefined
-      ? { kind: 'keep', secret: keptChild(observed.secret), why }
-      : { kind: 'none', why, ...(problem === undefined ? {} : { problem }) };
+  const keep = (why: SecretPlanWhy, problem?: string): SecretPlan => {
+    const detail = problem === undefined ? {} : { problem };
+    if (observed.secret === undefined) return { kind: 'none', why, ...detail };
+    const unsafe = publishedProblem(observed.secret);
+    return unsafe === undefined
+      ? { kind: 'keep', secret: keptChild(observed.secret), why, ...detail }
+      : { kind: 'none', why, ...detail, withdrawn: unsafe };
+  };
   if (port === undefined) return keep('noPort');
   if (k3kKubeconfig === undefined) return keep('k3kMissing');
-  const source = secretKubeconfig(k3kKubeconfig);
-  if (source === undefined) {
-    return keep('k3kInvalid', `its data.${KUBECONFIG_KEY} is missing or not base64 UTF-8`);
+  const source = readSecretKubeconfig(k3kKubeconfig);
+  const rewritten = source.ok
+    ? rewriteKubeconfigServer(source.text, endpointUrl(resolved.endpointAddress, port))
+    : source;
+  if (!rewritten.ok) {
+    return keep(rewritten.refusal === 'rejected' ? 'k3kRejected' : 'k3kInvalid', rewritten.problem);
   }
-  const rewritten = rewriteKubeconfigServer(source, endpointUrl(resolved.endpointAddress, port));
-  if (!rewritten.ok) return keep('k3kInvalid', rewritten.problem);
   return {
     kind: 'render',
     secret: {
@@ -250,6 +302,16 @@ export function planSecret(
       data: { [KUBECONFIG_KEY]: Buffer.from(rewritten.text, 'utf8').toString('base64') },
     } as KubernetesObject,
   };
+}
+
+/**
+ * Why an observed published Secret must not be kept, if it must not: it holds what would not be
+ * published today (unreadable, too large, or a field off the allowlist).
+ */
+function publishedProblem(secret: SecretObject): string | undefined {
+  const read = readSecretKubeconfig(secret);
+  const checked = read.ok ? checkKubeconfig(read.text) : read;
+  return checked.ok ? undefined : checked.problem;
 }
 
 /** Whether an observed Secret holds a kubeconfig whose every server is `url`. */

@@ -55,6 +55,7 @@ import {
   renderResourceQuota,
   secretPointsAt,
   type SecretPlan,
+  type SecretPlanWhy,
 } from './render.js';
 import {
   chooseEndpoint,
@@ -442,19 +443,33 @@ function kubeconfigVerdict(
   const k3kSecret =
     `k3k's kubeconfig Secret ${observation.k3kKubeconfig?.metadata.name ?? ''}`.trim();
   if (plan.kind === 'none') {
-    return plan.why === 'k3kInvalid'
-      ? verdict(
-          type,
-          'False',
-          VC_REASONS.k3kKubeconfigInvalid,
-          `${k3kSecret} cannot be used: ${plan.problem ?? 'unreadable'}.`,
-        )
-      : verdict(
-          type,
-          'False',
-          VC_REASONS.waitingForK3kKubeconfig,
-          "k3k has not written the Cluster's admin kubeconfig Secret yet.",
-        );
+    // Problems name fields and positions, never kubeconfig text (kubeconfig.ts).
+    const withdrawn =
+      plan.withdrawn === undefined
+        ? ''
+        : ` The published Secret ${secretName} was withdrawn: ${plan.withdrawn}.`;
+    if (plan.why === 'k3kRejected') {
+      return verdict(
+        type,
+        'False',
+        VC_REASONS.k3kKubeconfigRejected,
+        `${k3kSecret} is not published: ${plan.problem ?? 'refused'}.${withdrawn}`,
+      );
+    }
+    if (plan.why === 'k3kInvalid') {
+      return verdict(
+        type,
+        'False',
+        VC_REASONS.k3kKubeconfigInvalid,
+        `${k3kSecret} cannot be used: ${plan.problem ?? 'unreadable'}.${withdrawn}`,
+      );
+    }
+    return verdict(
+      type,
+      'False',
+      VC_REASONS.waitingForK3kKubeconfig,
+      `k3k has not written the Cluster's admin kubeconfig Secret yet.${withdrawn}`,
+    );
   }
   if (observation.children.secret === undefined) {
     return verdict(
@@ -469,10 +484,17 @@ function kubeconfigVerdict(
     'False',
     VC_REASONS.secretOutdated,
     plan.kind === 'keep'
-      ? `Secret ${secretName} does not point at the current endpoint and k3k's kubeconfig is ${plan.why === 'k3kMissing' ? 'gone' : 'unreadable'}; the published Secret is kept as it is.`
+      ? `Secret ${secretName} does not point at the current endpoint and k3k's kubeconfig is ${KEPT_BECAUSE[plan.why]}${plan.problem === undefined ? '' : ` (${plan.problem})`}; the published Secret is kept as it is.`
       : `Secret ${secretName} is being updated to point at the current endpoint.`,
   );
 }
+
+const KEPT_BECAUSE: Record<SecretPlanWhy, string> = {
+  k3kMissing: 'gone',
+  k3kInvalid: 'unreadable',
+  k3kRejected: 'refused',
+  noPort: 'unreadable',
+};
 
 function resourceList(source: Record<string, unknown>): ResourceList {
   const list: ResourceList = {};
