@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { REPO_ROOT } from '../admission/test-support.js';
-import { EXIT_INVALID, EXIT_OK, EXIT_USAGE, USAGE, runCli } from './validate.js';
+import { EXIT_INVALID, EXIT_OK, EXIT_USAGE, USAGE, runCli } from './cli.js';
+import { runCli as runCliFromValidate, VALIDATE_USAGE } from './validate.js';
 
 const CLI = fileURLToPath(new URL('./kubecell.ts', import.meta.url));
 
@@ -197,17 +198,22 @@ describe('kubecell validate (hooks/cli)', function () {
   });
 
   it('exits 2 on usage errors, printing the usage', async () => {
-    const cases: Array<[string[], string]> = [
-      [[], 'kubecell: no command given'],
-      [['lint', '-f', 'x'], 'kubecell: unknown command "lint"'],
-      [['validate'], 'kubecell: validate needs -f <file|directory|->'],
-      [['validate', '-f'], 'kubecell: -f needs a value'],
-      [['validate', '--strict', '-f', 'x'], 'kubecell: unknown argument "--strict"'],
+    const cases: Array<[string[], string, string]> = [
+      [[], 'kubecell: no command given', USAGE],
+      [['lint', '-f', 'x'], 'kubecell: unknown command "lint"', USAGE],
+      [['help', 'lint'], 'kubecell: no help on "lint"', USAGE],
+      [['validate'], 'kubecell: validate needs -f <file|directory|->', VALIDATE_USAGE],
+      [['validate', '-f'], 'kubecell: -f needs a value', VALIDATE_USAGE],
+      [
+        ['validate', '--strict', '-f', 'x'],
+        'kubecell: unknown argument "--strict"',
+        VALIDATE_USAGE,
+      ],
     ];
-    for (const [argv, message] of cases) {
+    for (const [argv, message, usage] of cases) {
       const result = await run(argv);
       expect(result.code, argv.join(' ')).to.equal(EXIT_USAGE);
-      expect(result.stderr).to.equal(`${message}\n\n${USAGE}`);
+      expect(result.stderr).to.equal(`${message}\n\n${usage}`);
       expect(result.stdout).to.equal('');
     }
     const missing = await run(['validate', '-f', join(dir, 'absent')]);
@@ -215,13 +221,34 @@ describe('kubecell validate (hooks/cli)', function () {
     expect(missing.stderr).to.equal(`kubecell: cannot read ${join(dir, 'absent')}: ENOENT\n`);
   });
 
-  it('prints its help, which says it is offline, and exits 0', async () => {
-    for (const argv of [['--help'], ['help'], ['validate', '--help']]) {
+  it('prints its help and exits 0: the commands, and each command on its own', async () => {
+    for (const argv of [['--help'], ['help'], ['-h']]) {
       const result = await run(argv);
       expect(result.code).to.equal(EXIT_OK);
       expect(result.stdout).to.equal(USAGE);
     }
-    expect(USAGE).to.include('It is offline: rules that need the cluster');
+    expect(USAGE).to.include('kubecell validate -f');
+    expect(USAGE).to.include('kubecell kubeconfig <name>');
+    for (const argv of [
+      ['validate', '--help'],
+      ['help', 'validate'],
+    ]) {
+      const result = await run(argv);
+      expect(result.code).to.equal(EXIT_OK);
+      expect(result.stdout).to.equal(VALIDATE_USAGE);
+    }
+    expect(VALIDATE_USAGE).to.include('It is offline: rules that need the cluster');
+  });
+
+  it('runCli is still exported by validate.ts (the whole command line)', async () => {
+    let out = '';
+    const code = await runCliFromValidate(['--help'], {
+      stdout: { write: (text: string) => (out += text) },
+      stderr: { write: (text: string) => (out += text) },
+      env: {},
+    });
+    expect(code).to.equal(EXIT_OK);
+    expect(out).to.equal(USAGE);
   });
 
   it('runs as a program: npx tsx, and through its shebang', () => {

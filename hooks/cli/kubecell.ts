@@ -1,13 +1,14 @@
 #!/usr/bin/env -S npx tsx
 /**
- * The `kubecell` command line. One command for now:
+ * The `kubecell` command line (cli.ts):
  *
  *   kubecell validate -f <file|directory|->   check manifests offline with the webhook's rules
+ *   kubecell kubeconfig <name> -n <namespace> print the admin kubeconfig of a Ready VirtualCluster
  *
  * Run it with `npx tsx hooks/cli/kubecell.ts validate -f samples/`, or as `kubecell` once the
  * package is installed (package.json `bin`).
  */
-import { runCli } from './validate.js';
+import { runCli } from './cli.js';
 
 process.exitCode = await runCli(process.argv.slice(2), {
   stdout: process.stdout,

@@ -24,18 +24,18 @@ import {
   provisionerLabelError,
 } from '../admission/rules.js';
 import { validateObject } from '../admission/validate-object.js';
+import { EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, splitFlag, type CliIo } from './io.js';
 
-export interface CliIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  /** Read for `-f -`. */
-  stdin?: AsyncIterable<Buffer | string>;
-  env?: NodeJS.ProcessEnv;
+export { EXIT_INVALID, EXIT_OK, EXIT_USAGE, type CliIo } from './io.js';
+
+/**
+ * The whole `kubecell` command line (cli.ts), for callers that import it from here
+ * (test/install/docs.test.ts). Loaded on call: cli.ts imports this module.
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const cli = await import('./cli.js');
+  return cli.runCli(argv, io);
 }
-
-export const EXIT_OK = 0;
-export const EXIT_INVALID = 1;
-export const EXIT_USAGE = 2;
 
 const OFFLINE_NOTE =
   'offline check: the rules that need the cluster are not checked here (a Cell whose refs ' +
@@ -43,7 +43,7 @@ const OFFLINE_NOTE =
   'the host-namespace label of a Namespace that is not in the input); the admission webhook ' +
   'enforces them';
 
-export const USAGE = `Usage:
+export const VALIDATE_USAGE = `Usage:
   kubecell validate -f <file|directory|-> [-f ...] [--controller-namespace <namespace>]
 
 Checks KubeCell manifests offline with the admission webhook's rules: the JSON Schema of each
@@ -66,37 +66,29 @@ Each error is printed as <file>: <Kind>/<name>: <field>: <message>.
 Exit status: 0 no errors, 1 errors found, 2 usage error (bad arguments, unreadable path).
 `;
 
-class UsageError extends Error {}
-
 interface Options {
   files: string[];
   controllerNamespace: string;
 }
 
-function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Options | 'help' {
-  const [command, ...rest] = argv;
-  if (command === undefined) throw new UsageError('no command given');
-  if (command === 'help' || command === '--help' || command === '-h') return 'help';
-  if (command !== 'validate') throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+/** The arguments after `validate`. */
+function parseArgs(args: readonly string[], env: NodeJS.ProcessEnv): Options | 'help' {
   const options: Options = {
     files: [],
     controllerNamespace: env.KUBECELL_CONTROLLER_NAMESPACE?.trim() || DEFAULT_CONTROLLER_NAMESPACE,
   };
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i] as string;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
     if (arg === '--help' || arg === '-h') return 'help';
-    const eq = arg.indexOf('=');
-    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
-    const inline = arg.startsWith('--') && eq > 0 ? arg.slice(eq + 1) : undefined;
+    const { flag, inline } = splitFlag(arg, ['-f']);
     const value = (): string => {
       if (inline !== undefined) return inline;
-      const next = rest[++i];
+      const next = args[++i];
       if (next === undefined || next === '') throw new UsageError(`${flag} needs a value`);
       return next;
     };
     if (flag === '-f' || flag === '--filename') options.files.push(value());
     else if (flag === '--controller-namespace') options.controllerNamespace = value();
-    else if (arg.startsWith('-f') && arg.length > 2) options.files.push(arg.slice(2));
     else throw new UsageError(`unknown argument ${JSON.stringify(arg)}`);
   }
   if (options.files.length === 0) throw new UsageError('validate needs -f <file|directory|->');
@@ -162,18 +154,19 @@ function objectsOf(value: unknown): Json[] {
   return [value];
 }
 
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+/** `kubecell validate <args>`: the arguments after `validate`. */
+export async function runValidate(args: readonly string[], io: CliIo): Promise<number> {
   const env = io.env ?? process.env;
   let options: Options | 'help';
   try {
-    options = parseArgs(argv, env);
+    options = parseArgs(args, env);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.stderr.write(`kubecell: ${err.message}\n\n${USAGE}`);
+    io.stderr.write(`kubecell: ${err.message}\n\n${VALIDATE_USAGE}`);
     return EXIT_USAGE;
   }
   if (options === 'help') {
-    io.stdout.write(USAGE);
+    io.stdout.write(VALIDATE_USAGE);
     return EXIT_OK;
   }
 
