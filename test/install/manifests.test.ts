@@ -120,9 +120,15 @@ describe('install manifests', () => {
 
     it('manifests/kustomization.yaml reaches every manifest under manifests/ (the optional applies aside)', () => {
       const reached = new Set(kustomizationResources('manifests'));
-      // Applied on their own when wanted: the cert-manager overlay, and Metacontroller's own
-      // least-privilege role (manifests/metacontroller-core/rbac.yaml says when).
-      const optional = ['manifests/webhook/cert-manager/', 'manifests/metacontroller-core/'];
+      // Applied on their own when wanted: the cert-manager overlay, Metacontroller's own
+      // least-privilege role (manifests/metacontroller-core/rbac.yaml says when), and the
+      // monitoring for the Prometheus Operator, whose CRDs a cluster may not have (checked
+      // structurally by monitoring.test.ts).
+      const optional = [
+        'manifests/webhook/cert-manager/',
+        'manifests/metacontroller-core/',
+        'manifests/monitoring/',
+      ];
       const expected = yamlFiles('manifests', true).filter(
         (file) =>
           !/(^|\/)kustomization\.ya?ml$/.test(file) &&
