@@ -149,6 +149,9 @@ const CONTROLLERS = [
   'serviceaccount-controller',
   'serviceaccount-token-controller',
   'root-ca-certificate-publisher-controller',
+  // Fills the built-in admin/edit/view roles from ClusterRoles labelled to aggregate into them
+  // (KubeCell's tenant roles, manifests/rbac/tenant-roles.yaml), as on every real cluster.
+  'clusterrole-aggregation-controller',
 ];
 
 const ADMISSION_PLUGINS = [

@@ -17,13 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { KubeCellStack } from '../kubecell-stack.js';
 import { repoRoot } from '../paths.js';
-import { freeLoopbackPorts } from '../ports.js';
-import {
-  runCommand,
-  startManagedProcess,
-  type CommandResult,
-  type ManagedProcess,
-} from '../processes.js';
+import { runCommand, type CommandResult } from '../processes.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import {
   CELL,
@@ -48,7 +42,6 @@ import {
 
 const PLANS = 'virtualclusterplans.kubecell.io';
 const CLI = path.join(repoRoot, 'hooks', 'cli', 'kubecell.ts');
-const AGGREGATION_CONTROLLER = 'clusterrole-aggregation-controller';
 const FORBIDDEN = /forbidden/i;
 
 interface Rule {
@@ -74,52 +67,10 @@ async function clusterRoleRules(stack: KubeCellStack, name: string): Promise<Rul
   return role.rules ?? [];
 }
 
-/**
- * kube-controller-manager's clusterrole-aggregation controller, which fills the built-in
- * admin, edit and view roles from the ClusterRoles labelled to aggregate into them. Every real
- * cluster runs it; the shared control plane runs only the controllers listed in
- * control-plane.ts (CONTROLLERS), so when that list leaves it out, this starts it on its own:
- * the same kube-controller-manager binary with only that controller, acting as its own
- * ServiceAccount as the main one does. Undefined when the main one runs it already.
- */
-async function ensureRoleAggregation(stack: KubeCellStack): Promise<ManagedProcess | undefined> {
-  const main = stack.cluster.processes.kubeControllerManager;
-  let commandLine: string | undefined;
-  try {
-    commandLine = readFileSync(`/proc/${main.pid}/cmdline`, 'utf8');
-  } catch {
-    // Not Linux: start it, to be sure.
-  }
-  if (commandLine !== undefined) {
-    const flag = commandLine.split('\0').find((arg) => arg.startsWith('--controllers='));
-    const controllers = flag === undefined ? ['*'] : flag.slice('--controllers='.length).split(',');
-    if (controllers.includes(AGGREGATION_CONTROLLER) || controllers.includes('*')) return undefined;
-  }
-  const [port] = (await freeLoopbackPorts(1)) as [number];
-  const kubeconfig = stack.cluster.kubeconfigPath;
-  return startManagedProcess({
-    name: 'kube-controller-manager-role-aggregation',
-    command: stack.cluster.binaries.kubeControllerManager,
-    logDir: stack.cluster.logDir,
-    args: [
-      `--kubeconfig=${kubeconfig}`,
-      `--authentication-kubeconfig=${kubeconfig}`,
-      `--authorization-kubeconfig=${kubeconfig}`,
-      '--bind-address=127.0.0.1',
-      `--secure-port=${port}`,
-      `--cert-dir=${path.join(stack.cluster.dir, 'kube-controller-manager-role-aggregation-certs')}`,
-      '--leader-elect=false',
-      `--controllers=${AGGREGATION_CONTROLLER}`,
-      '--use-service-account-credentials=true',
-    ],
-  });
-}
-
 describe('e2e: tenant onboarding, a tenant bound to the built-in edit role', function () {
   this.timeout(180_000);
   let stack: KubeCellStack;
   let cell: ReadyCell | undefined;
-  let aggregation: ManagedProcess | undefined;
   let alice: string;
   let bob: string;
   let carol: string;
@@ -182,7 +133,6 @@ describe('e2e: tenant onboarding, a tenant bound to the built-in edit role', fun
   before(async function () {
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
     stack = await getKubeCell();
-    aggregation = await ensureRoleAggregation(stack);
     cell = await startReadyCell(stack, cellName);
     await apply(stack, virtualNodeClass(klass), 'e2e-platform');
     await createHostNamespace(stack, team);
@@ -271,7 +221,6 @@ describe('e2e: tenant onboarding, a tenant bound to the built-in edit role', fun
     await stack.cluster.kubectl(['delete', 'namespace', team, other, '--wait=false']);
     await stack.cluster.kubectl(['delete', VNCLASS, klass, '--wait=false']);
     await stack.cluster.kubectl(['delete', 'clusterrolebinding', catalogBinding]);
-    await aggregation?.stop();
   });
 
   it('the built-in view, edit and admin roles carry the shipped rules (aggregated)', async function () {
