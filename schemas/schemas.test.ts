@@ -705,5 +705,40 @@ describe('schemas', () => {
       (profile.devices as JsonObject[]).push({ name: 'gpu2', resourceName: 'nvidia.com/gpu' });
       expectRejected(cell, /each resourceName may be declared by only one device/);
     });
+
+    it('Cell and VirtualNodeClass: a namespaceSelector is a well-formed label selector', () => {
+      for (const file of ['cell-full.yaml', 'virtualnodeclass-full.yaml']) {
+        const object = sampleOf(file);
+        spec(object).namespaceSelector = {
+          matchLabels: { 'example.com/team': 'research', 'kubernetes.io/metadata.name': 'a' },
+          matchExpressions: [
+            { key: 'tier', operator: 'In', values: ['gpu', 'npu'] },
+            { key: 'legacy', operator: 'DoesNotExist' },
+            { key: 'env', operator: 'NotIn', values: ['prod'] },
+            { key: 'owner', operator: 'Exists', values: [] },
+          ],
+        };
+        expect(errorsOf(object), file).to.deep.equal([]);
+        spec(object).namespaceSelector = {};
+        expect(errorsOf(object), `${file}: {} selects every namespace`).to.deep.equal([]);
+        for (const key of ['Bad Key', 'example.com/', '/team', 'Example.com/team']) {
+          spec(object).namespaceSelector = { matchLabels: { [key]: 'x' } };
+          expectRejected(object, /matchLabels: keys must be label keys/);
+        }
+        for (const expression of [
+          { key: 'tier', operator: 'In' } as JsonObject,
+          { key: 'tier', operator: 'NotIn', values: [] },
+          { key: 'tier', operator: 'Exists', values: ['gpu'] },
+          { key: 'tier', operator: 'DoesNotExist', values: ['gpu'] },
+        ]) {
+          spec(object).namespaceSelector = { matchExpressions: [expression] };
+          expectRejected(object, /In and NotIn need at least one value/);
+        }
+        spec(object).namespaceSelector = { matchExpressions: [{ key: 'tier', operator: 'Gt' }] };
+        expectRejected(object, /must be equal to one of the allowed values/);
+        spec(object).namespaceSelector = { matchLabels: { team: 'not a label value' } };
+        expectRejected(object, /must match pattern/);
+      }
+    });
   });
 });

@@ -314,6 +314,14 @@ describe('admission webhook (hooks/admission)', () => {
             calls++;
             return [resolvedVc('team-a', 'tenant-a', 'cell1')];
           },
+          getCell: async () => {
+            calls++;
+            return undefined;
+          },
+          getVirtualNodeClass: async () => {
+            calls++;
+            return undefined;
+          },
         };
         const changedDevices = cell();
         ((spec(changedDevices).machineProfile as Json).devices as Json[]).push({
@@ -443,6 +451,8 @@ describe('admission webhook (hooks/admission)', () => {
           throw new Error('connect ECONNREFUSED 10.96.0.1:443');
         },
         listVirtualClusters: async () => [],
+        getCell: async () => undefined,
+        getVirtualNodeClass: async () => undefined,
       };
       const response = await review(
         harness(failing),
@@ -461,6 +471,8 @@ describe('admission webhook (hooks/admission)', () => {
       const hanging: ClusterLookup = {
         namespaceLabels: async () => ({ 'kubecell.io/host-namespace': 'true' }),
         listVirtualClusters: () => new Promise(() => undefined),
+        getCell: async () => undefined,
+        getVirtualNodeClass: async () => undefined,
       };
       const slow = await review(
         harness(hanging),
@@ -477,6 +489,8 @@ describe('admission webhook (hooks/admission)', () => {
       const lookup: ClusterLookup = {
         namespaceLabels: () => Promise.reject(new Error('must not be called')),
         listVirtualClusters: () => Promise.reject(new Error('must not be called')),
+        getCell: () => Promise.reject(new Error('must not be called')),
+        getVirtualNodeClass: () => Promise.reject(new Error('must not be called')),
       };
       const h = harness(lookup);
       const vc = sample('virtualcluster-full.yaml');
@@ -683,6 +697,8 @@ describe('admission webhook (hooks/admission)', () => {
       const broken = harness({
         namespaceLabels: async () => ({ 'kubecell.io/host-namespace': 'true' }),
         listVirtualClusters: async () => null as unknown as VirtualClusterSummary[],
+        getCell: async () => undefined,
+        getVirtualNodeClass: async () => undefined,
       });
       const response = await review(
         broken,

@@ -165,6 +165,7 @@ describe('admission webhook configuration', () => {
         kind: string;
         metadata: { name: string; namespace: string };
         spec: Record<string, unknown>;
+        { apiGroups: ['kubecell.io'], resources: ['cells', 'virtualnodeclasses'], verbs: ['get'] },
       }>;
       const serving = docs.find(
         (d) => d.kind === 'Certificate' && d.metadata.name === 'kubecell-webhook',

@@ -103,6 +103,28 @@ describe('Kubernetes API lookups through client-node (hooks/admission/kube-api.t
           json(200, { items: [{ metadata: { name: 'team-a', namespace: 'tenant-a' } }] });
         } else if (request === '/apis/kubecell.io/v1alpha1/namespaces/tenant-a/virtualclusters') {
           json(200, { items: [] });
+        } else if (
+          request === '/apis/kubecell.io/v1alpha1/namespaces/kubecell-system/cells/cell1'
+        ) {
+          json(200, {
+            apiVersion: 'kubecell.io/v1alpha1',
+            kind: 'Cell',
+            metadata: { name: 'cell1', namespace: 'kubecell-system', uid: 'cell1-uid' },
+            spec: {
+              managedClusterRef: { name: 'cell1' },
+              namespaceSelector: { matchLabels: { team: 'a' } },
+            },
+            status: { phase: 'Ready' },
+          });
+        } else if (request === '/apis/kubecell.io/v1alpha1/virtualnodeclasses/small') {
+          json(200, {
+            apiVersion: 'kubecell.io/v1alpha1',
+            kind: 'VirtualNodeClass',
+            metadata: { name: 'small', uid: 'small-uid' },
+            spec: { storageClassName: 'topolvm-provisioner' },
+          });
+        } else if (request === '/apis/kubecell.io/v1alpha1/virtualnodeclasses/secret') {
+          json(403, { kind: 'Status', code: 403, message: 'virtualnodeclasses is forbidden' });
         } else if (request.startsWith('/apis/kubecell.io/v1alpha1/namespaces/slow/')) {
           // never answers
         } else {
@@ -171,6 +193,30 @@ describe('Kubernetes API lookups through client-node (hooks/admission/kube-api.t
     ).to.deep.equal([{ metadata: { name: 'team-a', namespace: 'tenant-a' } }]);
     expect(await lookup.listVirtualClusters({ namespace: 'tenant-a' })).to.deep.equal([]);
     expect(seen.map((s) => s.authorization)).to.deep.equal(Array(5).fill('Bearer tok-1'));
+  });
+
+  it('reads a Cell and a VirtualNodeClass: only their namespaceSelector, undefined when absent', async () => {
+    const lookup = lookupFromKubeconfig(kubeconfig({ token: 'tok-2' }));
+    expect(await lookup.getCell('kubecell-system', 'cell1')).to.deep.equal({
+      metadata: { name: 'cell1', namespace: 'kubecell-system', uid: 'cell1-uid' },
+      spec: { namespaceSelector: { matchLabels: { team: 'a' } } },
+    });
+    expect(await lookup.getCell('kubecell-system', 'missing')).to.equal(undefined);
+    expect(await lookup.getVirtualNodeClass('small')).to.deep.equal({
+      metadata: { name: 'small', uid: 'small-uid' },
+      spec: {},
+    });
+    expect(await lookup.getVirtualNodeClass('missing')).to.equal(undefined);
+    expect(await lookupFailure(() => lookup.getVirtualNodeClass('secret'))).to.equal(
+      'reading VirtualNodeClass "secret" failed: HTTP 403: virtualnodeclasses is forbidden',
+    );
+    expect(seen.map((s) => s.request)).to.deep.equal([
+      '/apis/kubecell.io/v1alpha1/namespaces/kubecell-system/cells/cell1',
+      '/apis/kubecell.io/v1alpha1/namespaces/kubecell-system/cells/missing',
+      '/apis/kubecell.io/v1alpha1/virtualnodeclasses/small',
+      '/apis/kubecell.io/v1alpha1/virtualnodeclasses/missing',
+      '/apis/kubecell.io/v1alpha1/virtualnodeclasses/secret',
+    ]);
   });
 
   it('authenticates with a client certificate from the kubeconfig', async () => {

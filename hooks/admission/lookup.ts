@@ -2,8 +2,8 @@
  * What the cross-object admission rules read from the cluster, behind a small interface so that
  * tests can answer from memory. The real implementation reads the apiserver with
  * @kubernetes/client-node (credentials: kube-api.ts); its ServiceAccount needs `get` on
- * namespaces and `list` on virtualclusters.kubecell.io cluster-wide
- * (manifests/webhook/base/rbac.yaml).
+ * namespaces, cells.kubecell.io and virtualnodeclasses.kubecell.io, and `list` on
+ * virtualclusters.kubecell.io cluster-wide (manifests/webhook/base/rbac.yaml).
  */
 import {
   ApiException,
@@ -15,6 +15,28 @@ import {
 } from '@kubernetes/client-node';
 import { GROUP, KINDS, VERSION } from './kinds.js';
 
+/** A Cell or VirtualNodeClass as the apiserver returned it, read without trusting its shape. */
+function placementTarget(object: unknown): PlacementTargetSummary | undefined {
+  if (!isObject(object) || !isObject(object.metadata)) return undefined;
+  const { name, namespace, uid } = object.metadata;
+  const spec = isObject(object.spec) ? object.spec : undefined;
+  return {
+    metadata: {
+      name: typeof name === 'string' ? name : '',
+      ...(typeof namespace === 'string' ? { namespace } : {}),
+      ...(typeof uid === 'string' ? { uid } : {}),
+    },
+    ...(spec === undefined
+      ? {}
+      : {
+          spec:
+            spec.namespaceSelector === undefined
+              ? {}
+              : { namespaceSelector: spec.namespaceSelector },
+        }),
+  };
+}
+
 /** The part of a VirtualCluster the rules read. */
 export interface VirtualClusterSummary {
   metadata: {
@@ -25,6 +47,15 @@ export interface VirtualClusterSummary {
     deletionTimestamp?: string;
   };
   status?: { resolved?: { cell?: { name?: string; uid?: string } } };
+}
+
+/**
+ * The part of a Cell or VirtualNodeClass the rules read: its `spec.namespaceSelector`, which
+ * says which namespaces may use it.
+ */
+export interface PlacementTargetSummary {
+  metadata: { name: string; namespace?: string; uid?: string };
+  spec?: { namespaceSelector?: unknown };
 }
 
 export interface ListOptions {
@@ -39,6 +70,10 @@ export interface ClusterLookup {
   namespaceLabels(name: string): Promise<Record<string, string> | undefined>;
   /** VirtualClusters, in one namespace or all, optionally by label. */
   listVirtualClusters(options: ListOptions): Promise<VirtualClusterSummary[]>;
+  /** A Cell, or `undefined` when it does not exist. Throws on other failures. */
+  getCell(namespace: string, name: string): Promise<PlacementTargetSummary | undefined>;
+  /** A VirtualNodeClass, or `undefined` when it does not exist. Throws on other failures. */
+  getVirtualNodeClass(name: string): Promise<PlacementTargetSummary | undefined>;
 }
 
 /** A lookup that could not be made; the webhook denies, naming it (failurePolicy: Fail). */
@@ -152,6 +187,35 @@ export function createKubernetesLookup(
         throw new LookupError(`listing VirtualClusters in ${where}${selected}`, failure(err));
       }
     },
+    async getCell(namespace, name) {
+      try {
+        return placementTarget(
+          await custom.getNamespacedCustomObject(
+            { group: GROUP, version: VERSION, namespace, plural: KINDS.Cell.plural, name },
+            withDeadline(),
+          ),
+        );
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw new LookupError(
+          `reading Cell ${JSON.stringify(name)} in namespace ${JSON.stringify(namespace)}`,
+          failure(err),
+        );
+      }
+    },
+    async getVirtualNodeClass(name) {
+      try {
+        return placementTarget(
+          await custom.getClusterCustomObject(
+            { group: GROUP, version: VERSION, plural: KINDS.VirtualNodeClass.plural, name },
+            withDeadline(),
+          ),
+        );
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw new LookupError(`reading VirtualNodeClass ${JSON.stringify(name)}`, failure(err));
+      }
+    },
   };
 }
 
@@ -160,6 +224,9 @@ export interface InMemoryCluster {
   /** Namespace name → labels. */
   namespaces?: Record<string, Record<string, string>>;
   virtualClusters?: VirtualClusterSummary[];
+  /** Cells, each with its metadata.namespace. */
+  cells?: PlacementTargetSummary[];
+  virtualNodeClasses?: PlacementTargetSummary[];
 }
 
 function matchesSelector(labels: Record<string, string> | undefined, selector?: string): boolean {
@@ -182,6 +249,14 @@ export function createInMemoryLookup(cluster: InMemoryCluster): ClusterLookup {
           (namespace === undefined || vc.metadata.namespace === namespace) &&
           matchesSelector(vc.metadata.labels, labelSelector),
       );
+    },
+    async getCell(namespace, name) {
+      return (cluster.cells ?? []).find(
+        (cell) => cell.metadata.namespace === namespace && cell.metadata.name === name,
+      );
+    },
+    async getVirtualNodeClass(name) {
+      return (cluster.virtualNodeClasses ?? []).find((cls) => cls.metadata.name === name);
     },
   };
 }

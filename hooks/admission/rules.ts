@@ -11,15 +11,25 @@
  *   - VirtualClusters and VirtualClusterPlans are created only in namespaces labelled
  *     kubecell.io/host-namespace=true.
  *   - A namespace hosts at most one VirtualCluster.
+ *   - VirtualClusters and VirtualClusterPlans use a Cell and a VirtualNodeClass only from a
+ *     namespace their spec.namespaceSelector selects (when they set one); checked on CREATE, and
+ *     on a plan's UPDATE that changes a ref. The feasibility evaluation checks the same
+ *     (NamespaceAllowed), so the rule holds when the webhook is bypassed.
  *   - A GPUCellPool's label kubecell.io/provisioner, when set, matches spec.provisioner.type (CEL
  *     in a CRD cannot read labels, so this one is here although it needs only the object).
  *
  * VirtualCluster refs immutability and the GPUCellPool claim rules are CEL rules of the schemas.
  */
+import { evaluateSelector, formatSelector } from '../feasibility/namespace-selector.js';
 import { PROVISIONER_LABEL_VALUES } from '../gpucellpool/constants.js';
 import { fieldError, type FieldError } from './field-errors.js';
 import { LABELS, type KindName } from './kinds.js';
-import { LookupError, type ClusterLookup, type VirtualClusterSummary } from './lookup.js';
+import {
+  LookupError,
+  type ClusterLookup,
+  type PlacementTargetSummary,
+  type VirtualClusterSummary,
+} from './lookup.js';
 
 export const DEFAULT_CONTROLLER_NAMESPACE = 'kubecell-system';
 /** Budget for one lookup: the webhook configuration's timeoutSeconds is 10. */
@@ -183,6 +193,45 @@ export function namespaceTakenError(
   );
 }
 
+/** A Cell or VirtualNodeClass a VirtualCluster or plan names, as the rule reads it. */
+export interface PlacementTarget {
+  kind: 'Cell' | 'VirtualNodeClass';
+  /** The field that names it, e.g. spec.cellRef.name. */
+  field: string;
+  name: string;
+  /** The object; undefined when it does not exist (the feasibility evaluation reports that). */
+  object: PlacementTargetSummary | undefined;
+}
+
+/**
+ * A Cell or VirtualNodeClass whose spec.namespaceSelector does not select the namespace of the
+ * VirtualCluster or plan that names it. An absent selector restricts nothing; a malformed one
+ * selects nothing. `labels` is undefined when the namespace does not exist (another rule says so).
+ */
+export function namespaceNotAllowedError(
+  kind: KindName,
+  namespace: string,
+  labels: Record<string, string> | undefined,
+  target: PlacementTarget,
+): FieldError | undefined {
+  const selector = target.object?.spec?.namespaceSelector;
+  if (labels === undefined || selector === undefined) return undefined;
+  const verdict = evaluateSelector(selector, labels);
+  if (verdict.kind === 'selected') return undefined;
+  const rule =
+    verdict.kind === 'invalid'
+      ? `the ${target.kind}'s spec.namespaceSelector is invalid (${verdict.problem}), so it selects no namespace`
+      : `the ${target.kind}'s spec.namespaceSelector (${formatSelector(selector)}) does not select it`;
+  return fieldError(
+    target.field,
+    'Forbidden',
+    `namespace ${JSON.stringify(namespace)} may not use ${target.kind} ${JSON.stringify(target.name)}: ` +
+      `${rule}; name a ${target.kind} whose namespaceSelector selects this namespace, or ask a ` +
+      `platform administrator to label the namespace or widen the selector (a ${kind} is ` +
+      `refused the same way by the feasibility evaluation, check NamespaceAllowed)`,
+  );
+}
+
 /** The Cell fields that are frozen once a VirtualCluster resolved the Cell. */
 const FROZEN_CELL_FIELDS = [
   { field: 'spec.managedClusterRef.name', path: ['spec', 'managedClusterRef', 'name'] },
@@ -308,24 +357,82 @@ export async function crossObjectRules(
     }
   }
 
-  if ((kind === 'VirtualCluster' || kind === 'VirtualClusterPlan') && operation === 'CREATE') {
-    if (namespace !== undefined) {
-      // Both lookups at once: the webhook's whole budget is timeoutSeconds (10).
-      const [labels, others] = await Promise.all([
+  if ((kind === 'VirtualCluster' || kind === 'VirtualClusterPlan') && namespace !== undefined) {
+    const creating = operation === 'CREATE';
+    // A plan's refs may be edited (a new generation is evaluated again); a VirtualCluster's are
+    // immutable (CEL). An update that leaves the refs alone reads nothing.
+    const refs = placementRefs(object).filter(
+      (ref) =>
+        creating ||
+        (kind === 'VirtualClusterPlan' &&
+          input.oldObject !== undefined &&
+          pathValue(input.oldObject, ...ref.path) !== ref.name),
+    );
+    if (creating || refs.length > 0) {
+      // Every lookup at once: the webhook's whole budget is timeoutSeconds (10).
+      const [labels, others, targets] = await Promise.all([
         withTimeout(`reading Namespace ${JSON.stringify(namespace)}`, timeoutMs, () =>
           lookup.namespaceLabels(namespace),
         ),
-        kind === 'VirtualCluster'
+        kind === 'VirtualCluster' && creating
           ? withTimeout(
               `listing VirtualClusters in namespace ${JSON.stringify(namespace)}`,
               timeoutMs,
               () => lookup.listVirtualClusters({ namespace }),
             )
           : undefined,
+        Promise.all(
+          refs.map(async (ref): Promise<PlacementTarget> => ({
+            kind: ref.kind,
+            field: ref.field,
+            name: ref.name,
+            object: await (ref.kind === 'Cell'
+              ? withTimeout(
+                  `reading Cell ${JSON.stringify(ref.name)} in namespace ${JSON.stringify(input.controllerNamespace)}`,
+                  timeoutMs,
+                  () => lookup.getCell(input.controllerNamespace, ref.name),
+                )
+              : withTimeout(`reading VirtualNodeClass ${JSON.stringify(ref.name)}`, timeoutMs, () =>
+                  lookup.getVirtualNodeClass(ref.name),
+                )),
+          })),
+        ),
       ]);
-      push(hostNamespaceError(kind, namespace, labels));
+      const notHost = creating ? hostNamespaceError(kind, namespace, labels) : undefined;
+      push(notHost);
       if (others !== undefined) push(namespaceTakenError(namespace, name, others));
+      // In a namespace that is no host namespace the selectors would only add noise: the
+      // platform has not opted it in at all.
+      if (notHost === undefined) {
+        for (const target of targets) {
+          push(namespaceNotAllowedError(kind, namespace, labels, target));
+        }
+      }
     }
   }
   return errors;
+}
+
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * The Cell and class a VirtualCluster or plan names, when the name is one an object can have (the
+ * schema reports any other, and nothing is looked up under it).
+ */
+function placementRefs(object: unknown): Array<{
+  kind: PlacementTarget['kind'];
+  field: string;
+  path: readonly string[];
+  name: string;
+}> {
+  const refs = [
+    { kind: 'Cell', field: 'spec.cellRef.name', path: ['spec', 'cellRef', 'name'] },
+    { kind: 'VirtualNodeClass', field: 'spec.classRef.name', path: ['spec', 'classRef', 'name'] },
+  ] as const;
+  return refs.flatMap((ref) => {
+    const name = pathValue(object, ...ref.path);
+    return typeof name === 'string' && name.length <= 253 && OBJECT_NAME.test(name)
+      ? [{ ...ref, name }]
+      : [];
+  });
 }

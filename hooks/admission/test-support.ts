@@ -5,7 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { createInMemoryLookup, type ClusterLookup, type InMemoryCluster } from './lookup.js';
+import {
+  createInMemoryLookup,
+  type ClusterLookup,
+  type InMemoryCluster,
+  type PlacementTargetSummary,
+} from './lookup.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SAMPLES_DIR = join(REPO_ROOT, 'samples');
@@ -48,11 +53,38 @@ export function sampleNamespaces(): Record<string, Record<string, string>> {
   return namespaces;
 }
 
-/** An in-memory lookup with the sample namespaces, plus whatever `extra` adds. */
+/**
+ * The sample Namespaces get the label `kubernetes.io/metadata.name` the apiserver sets on every
+ * Namespace, which the namespaceSelector of the sample Cell and class select on.
+ */
+function withNameLabel(
+  namespaces: Record<string, Record<string, string>>,
+): Record<string, Record<string, string>> {
+  return Object.fromEntries(
+    Object.entries(namespaces).map(([name, labels]) => [
+      name,
+      { 'kubernetes.io/metadata.name': name, ...labels },
+    ]),
+  );
+}
+
+/** The objects of a kind in samples/, as the webhook's lookups return them. */
+function sampleObjects(kind: string): PlacementTargetSummary[] {
+  return loadSamples()
+    .filter(({ object }) => object.kind === kind)
+    .map(({ object }) => object as unknown as PlacementTargetSummary);
+}
+
+/**
+ * An in-memory lookup with the sample namespaces, Cells and classes, plus whatever `extra` adds
+ * (its Cells and classes come first, so they win over a sample of the same name).
+ */
 export function fakeLookup(extra: InMemoryCluster = {}): ClusterLookup {
   return createInMemoryLookup({
-    namespaces: { ...sampleNamespaces(), ...(extra.namespaces ?? {}) },
+    namespaces: withNameLabel({ ...sampleNamespaces(), ...(extra.namespaces ?? {}) }),
     virtualClusters: extra.virtualClusters ?? [],
+    cells: [...(extra.cells ?? []), ...sampleObjects('Cell')],
+    virtualNodeClasses: [...(extra.virtualNodeClasses ?? []), ...sampleObjects('VirtualNodeClass')],
   });
 }
 

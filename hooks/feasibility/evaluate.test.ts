@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { FeasibilityCheck } from '../generated/types/index.js';
+import type { FeasibilityCheck, NamespaceSelector } from '../generated/types/index.js';
 import {
   decide,
   evaluateFeasibility,
@@ -653,6 +653,164 @@ describe('feasibility evaluation', () => {
     it('does not check the label when the namespace was not observed', () => {
       const result = evaluate((input) => delete input.namespaceLabels);
       expect(only(result, 'NamespaceAvailable').result).to.equal('Pass');
+    });
+  });
+
+  describe('NamespaceAllowed', () => {
+    const labels = (extra: Record<string, string> = {}) => ({
+      'kubecell.io/host-namespace': 'true',
+      'kubernetes.io/metadata.name': 'tenant-a',
+      ...extra,
+    });
+    const restrict = (
+      input: FeasibilityInput,
+      cell: unknown,
+      cls: unknown,
+      /** `null`: the Namespace was not observed. */
+      namespaceLabels: Record<string, string> | null = labels(),
+    ) => {
+      if (cell !== undefined && input.cell) {
+        input.cell.spec.namespaceSelector = cell as NamespaceSelector;
+      }
+      if (cls !== undefined && input.virtualNodeClass) {
+        input.virtualNodeClass.spec.namespaceSelector = cls as NamespaceSelector;
+      }
+      if (namespaceLabels === null) delete input.namespaceLabels;
+      else input.namespaceLabels = namespaceLabels;
+    };
+
+    it('is not reported when neither the Cell nor the class sets a namespaceSelector', () => {
+      const result = evaluate();
+      expect(result.checks.map((c) => c.name)).to.not.include('NamespaceAllowed');
+    });
+
+    it('passes, third in the report, when both selectors select the namespace', () => {
+      const result = evaluate((input) =>
+        restrict(
+          input,
+          { matchLabels: { 'example.com/tier': 'gpu' } },
+          {
+            matchExpressions: [
+              { key: 'kubernetes.io/metadata.name', operator: 'In', values: ['tenant-a'] },
+              { key: 'example.com/frozen', operator: 'DoesNotExist' },
+            ],
+          },
+          labels({ 'example.com/tier': 'gpu' }),
+        ),
+      );
+      expect(result.decision).to.equal('Accepted');
+      expect(result.checks[2]).to.deep.equal({
+        name: 'NamespaceAllowed',
+        result: 'Pass',
+        reason: 'NamespaceAllowed',
+        message:
+          'Namespace tenant-a is selected by the namespaceSelector of Cell cell1 (example.com/tier=gpu) and the namespaceSelector of VirtualNodeClass small (kubernetes.io/metadata.name in (tenant-a),!example.com/frozen).',
+      });
+      const order = result.checks.map((c) => CHECK_ORDER.indexOf(c.name));
+      expect(order).to.deep.equal([...order].sort((a, b) => a - b));
+    });
+
+    it("rejects a namespace the class's selector does not select, naming the rule", () => {
+      const result = evaluate((input) =>
+        restrict(input, undefined, { matchLabels: { 'example.com/tier': 'large' } }),
+      );
+      expect(result.decision).to.equal('Rejected');
+      expect(only(result, 'NamespaceAllowed')).to.deep.equal({
+        name: 'NamespaceAllowed',
+        result: 'Fail',
+        reason: 'NamespaceNotAllowed',
+        message:
+          'Namespace tenant-a is not allowed by the namespaceSelector of VirtualNodeClass small (example.com/tier=large): the platform team restricts which namespaces may use VirtualNodeClass small. Use a Cell and a VirtualNodeClass whose namespaceSelector selects tenant-a, or ask the platform team to label the namespace or widen the selector.',
+      });
+      // The other checks still run: the report says everything that stands in the way.
+      expect(result.checks.filter((c) => c.result !== 'Pass').map((c) => c.name)).to.deep.equal([
+        'NamespaceAllowed',
+      ]);
+    });
+
+    it("rejects a namespace the Cell's selector does not select, and names both when both refuse", () => {
+      const cellOnly = evaluate((input) =>
+        restrict(
+          input,
+          {
+            matchExpressions: [
+              { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['tenant-a'] },
+            ],
+          },
+          {},
+        ),
+      );
+      expect(only(cellOnly, 'NamespaceAllowed')).to.include({
+        result: 'Fail',
+        reason: 'NamespaceNotAllowed',
+      });
+      expect(only(cellOnly, 'NamespaceAllowed').message).to.match(
+        /^Namespace tenant-a is not allowed by the namespaceSelector of Cell cell1 \(kubernetes\.io\/metadata\.name notin \(tenant-a\)\): .* may use Cell cell1\./,
+      );
+
+      const both = evaluate((input) =>
+        restrict(
+          input,
+          { matchExpressions: [{ key: 'example.com/gpu', operator: 'Exists' }] },
+          { matchLabels: { team: 'research' } },
+        ),
+      );
+      expect(only(both, 'NamespaceAllowed').message).to.include(
+        'Namespace tenant-a is not allowed by the namespaceSelector of Cell cell1 (example.com/gpu) and the namespaceSelector of VirtualNodeClass small (team=research): the platform team restricts which namespaces may use them.',
+      );
+    });
+
+    it('an empty selector selects every namespace', () => {
+      const result = evaluate((input) => restrict(input, {}, {}));
+      expect(only(result, 'NamespaceAllowed')).to.include({
+        result: 'Pass',
+        message:
+          'Namespace tenant-a is selected by the namespaceSelector of Cell cell1 ({}) and the namespaceSelector of VirtualNodeClass small ({}).',
+      });
+    });
+
+    it('is Unknown when the namespace was not observed', () => {
+      const result = evaluate((input) =>
+        restrict(input, undefined, { matchLabels: { team: 'a' } }, null),
+      );
+      expect(result.decision).to.equal('Unknown');
+      expect(only(result, 'NamespaceAllowed')).to.include({
+        result: 'Unknown',
+        reason: 'NamespaceLabelsUnknown',
+      });
+      expect(only(result, 'NamespaceAllowed').message).to.include(
+        'Namespace tenant-a was not observed, so the namespaceSelector of VirtualNodeClass small (team=a) cannot be checked',
+      );
+    });
+
+    it('a malformed selector selects nothing (fails closed)', () => {
+      const result = evaluate((input) =>
+        restrict(input, { matchExpressions: [{ key: 'tier', operator: 'In', values: [] }] }, {}),
+      );
+      expect(only(result, 'NamespaceAllowed')).to.include({
+        result: 'Fail',
+        reason: 'NamespaceNotAllowed',
+      });
+      expect(only(result, 'NamespaceAllowed').message).to.include(
+        'the namespaceSelector of Cell cell1, which is invalid (matchExpressions[0]: In needs at least one value) and so selects no namespace',
+      );
+    });
+
+    it('checks the Cell alone when the class is missing, and the class alone when the Cell is', () => {
+      const noClass = evaluate((input) => {
+        restrict(input, { matchLabels: { team: 'a' } }, undefined);
+        input.virtualNodeClass = undefined;
+      });
+      expect(noClass.checks.map((c) => `${c.name}:${c.reason}`).slice(0, 3)).to.deep.equal([
+        'CellFound:CellFound',
+        'ClassFound:ClassNotFound',
+        'NamespaceAllowed:NamespaceNotAllowed',
+      ]);
+      const noCell = evaluate((input) => {
+        restrict(input, undefined, { matchLabels: { 'kubernetes.io/metadata.name': 'tenant-a' } });
+        input.cell = undefined;
+      });
+      expect(only(noCell, 'NamespaceAllowed')).to.include({ result: 'Pass' });
     });
   });
 

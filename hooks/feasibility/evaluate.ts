@@ -5,10 +5,11 @@
  * the same checks, byte for byte.
  *
  * Checks, in report order (reason tokens in `./reasons.ts`, rules in docs/concepts.md):
- * CellFound, ClassFound, CellLive, InventoryFresh, ResourceOffered (one per extended
- * resource), Capacity (one per capacity-checked resource), Storage, NodePorts,
- * NamespaceAvailable. A check that needs the Cell is left out when the Cell is missing, one
- * that needs the class when the class is missing: CellFound or ClassFound already fails.
+ * CellFound, ClassFound, NamespaceAllowed (only when the Cell or the class sets a
+ * namespaceSelector), CellLive, InventoryFresh, ResourceOffered (one per extended resource),
+ * Capacity (one per capacity-checked resource), Storage, NodePorts, NamespaceAvailable. A check
+ * that needs the Cell is left out when the Cell is missing, one that needs the class when the
+ * class is missing: CellFound or ClassFound already fails.
  * Any Fail → Rejected; else any Unknown → Unknown; else Accepted.
  *
  * What is already committed on the Cell: the Cell's `inventory[r].committed` sums the
@@ -43,6 +44,7 @@ import {
 } from '../quantity/quantity.js';
 import { LABELS } from '../kube/labels.js';
 import { findCondition } from '../status/conditions.js';
+import { describeRule, evaluateNamespaceRules, type NamespaceRule } from './namespace-selector.js';
 import { Decision, Reason, type CheckName, type CheckResult } from './reasons.js';
 import {
   capacityRequirements,
@@ -86,9 +88,10 @@ export interface FeasibilityInput {
   /** The target host namespace. */
   namespace: string;
   /**
-   * The target namespace's labels, to check `kubecell.io/host-namespace=true`. Leave
-   * undefined when the Namespace was not observed: the label is then not checked (the
-   * admission webhook enforces it for VirtualClusters).
+   * The target namespace's labels, to check `kubecell.io/host-namespace=true` and the
+   * namespaceSelector of the Cell and the class. Leave undefined when the Namespace was not
+   * observed: the host label is then not checked (the admission webhook enforces it for
+   * VirtualClusters), and a namespaceSelector makes NamespaceAllowed Unknown.
    */
   namespaceLabels?: Readonly<Record<string, string>>;
   /**
@@ -114,6 +117,8 @@ export const MAX_CHECKS = 128;
 export function evaluateFeasibility(input: FeasibilityInput): FeasibilityResult {
   const { cell, virtualNodeClass } = input;
   const checks: FeasibilityCheck[] = [checkCellFound(input), checkClassFound(input)];
+  const allowed = checkNamespaceAllowed(input);
+  if (allowed !== undefined) checks.push(allowed);
   let inventoryFresh = false;
   if (cell !== undefined) {
     checks.push(checkCellLive(cell));
@@ -170,6 +175,51 @@ function checkClassFound({ virtualNodeClass, className }: FeasibilityInput): Fea
     'Fail',
     Reason.ClassNotFound,
     `VirtualNodeClass ${className} does not exist; create it or name an existing class in spec.classRef.name.`,
+  );
+}
+
+/**
+ * The namespaceSelector of the Cell and of the class, when either sets one: both must select the
+ * target namespace. Without a selector nothing is restricted and no check is reported, so the
+ * reports of placements without selectors are what they were before selectors existed.
+ */
+function checkNamespaceAllowed(input: FeasibilityInput): FeasibilityCheck | undefined {
+  const { cell, virtualNodeClass, namespace, namespaceLabels } = input;
+  const rules: NamespaceRule[] = [];
+  if (cell?.spec?.namespaceSelector !== undefined) {
+    rules.push({ what: `Cell ${input.cellName}`, selector: cell.spec.namespaceSelector });
+  }
+  if (virtualNodeClass?.spec?.namespaceSelector !== undefined) {
+    rules.push({
+      what: `VirtualNodeClass ${input.className}`,
+      selector: virtualNodeClass.spec.namespaceSelector,
+    });
+  }
+  if (rules.length === 0) return undefined;
+  if (namespaceLabels === undefined) {
+    return check(
+      'NamespaceAllowed',
+      'Unknown',
+      Reason.NamespaceLabelsUnknown,
+      `Namespace ${namespace} was not observed, so ${rules.map(describeRule).join(' and ')} cannot be checked against its labels; the check runs again once the Namespace is observed.`,
+    );
+  }
+  const results = evaluateNamespaceRules(rules, namespaceLabels);
+  const refused = results.filter((result) => result.verdict.kind !== 'selected');
+  if (refused.length > 0) {
+    const them = refused.length === 1 ? refused[0]?.what : 'them';
+    return check(
+      'NamespaceAllowed',
+      'Fail',
+      Reason.NamespaceNotAllowed,
+      `Namespace ${namespace} is not allowed by ${refused.map(describeRule).join(' and ')}: the platform team restricts which namespaces may use ${them}. Use a Cell and a VirtualNodeClass whose namespaceSelector selects ${namespace}, or ask the platform team to label the namespace or widen the selector.`,
+    );
+  }
+  return check(
+    'NamespaceAllowed',
+    'Pass',
+    Reason.NamespaceAllowed,
+    `Namespace ${namespace} is selected by ${results.map(describeRule).join(' and ')}.`,
   );
 }
 

@@ -24,6 +24,10 @@ export const Reason = {
   // ClassFound
   ClassFound: 'ClassFound',
   ClassNotFound: 'ClassNotFound',
+  // NamespaceAllowed
+  NamespaceAllowed: 'NamespaceAllowed',
+  NamespaceNotAllowed: 'NamespaceNotAllowed',
+  NamespaceLabelsUnknown: 'NamespaceLabelsUnknown',
   // CellLive
   CellLive: 'CellLive',
   CellNotObserved: 'CellNotObserved',
@@ -81,6 +85,11 @@ export const REASONS_BY_CHECK: Readonly<
     { reason: Reason.ClassFound, result: 'Pass' },
     { reason: Reason.ClassNotFound, result: 'Fail' },
   ],
+  NamespaceAllowed: [
+    { reason: Reason.NamespaceAllowed, result: 'Pass' },
+    { reason: Reason.NamespaceNotAllowed, result: 'Fail' },
+    { reason: Reason.NamespaceLabelsUnknown, result: 'Unknown' },
+  ],
   CellLive: [
     { reason: Reason.CellLive, result: 'Pass' },
     { reason: Reason.CellNotReady, result: 'Fail' },
@@ -134,6 +143,7 @@ export const REASONS_BY_CHECK: Readonly<
 export const CHECK_ORDER: readonly CheckName[] = [
   'CellFound',
   'ClassFound',
+  'NamespaceAllowed',
   'CellLive',
   'InventoryFresh',
   'ResourceOffered',

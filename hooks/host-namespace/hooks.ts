@@ -74,6 +74,7 @@ export function syncHostNamespace(
       [HOST_NAMESPACE_ANNOTATIONS.baseline]: BASELINE_VERSION,
       [HOST_NAMESPACE_ANNOTATIONS.podSecurityApplied]: formatRecord(plan.applied) ?? null,
       [HOST_NAMESPACE_ANNOTATIONS.podSecurityKept]: formatRecord(plan.kept) ?? null,
+      [HOST_NAMESPACE_ANNOTATIONS.podSecurityWeaker]: formatRecord(plan.weaker) ?? null,
     },
     attachments: renderNetworkPolicies(namespace.metadata.name, config),
   };

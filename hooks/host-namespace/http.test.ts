@@ -87,22 +87,25 @@ describe('host-namespace hooks over HTTP', () => {
   describe('the body Metacontroller posts (fixture decorator-sync-v2.json)', () => {
     const fixture = () => loadFixture<DecoratorHookBody<Namespace>>('decorator-sync-v2');
 
-    it('sync keeps the baseline the namespace has, and answers only fields Metacontroller reads', async () => {
+    it('sync moves a namespace with the v1 baseline to v2, and answers only fields Metacontroller reads', async () => {
       const { app } = await productApp(NOW);
       const body = fixture();
+      expect(body.object.metadata.annotations?.['kubecell.io/baseline']).to.equal('v1');
       const response = await request(app).post('/hooks/host-namespace/sync').send(body).expect(200);
       const answer = response.body as Response;
       expect(RESPONSE_FIELDS.decoratorSync).to.include.members(Object.keys(answer));
       expect(answer).to.not.have.property('status');
       expect(answer).to.not.have.property('finalized');
-      // Applying the answer changes no label and no annotation: the namespace is up to date.
+      // Applying the answer changes no label, and of the annotations only the baseline version.
       expect(applyResponse(body.object, answer).metadata.labels).to.deep.equal(
         body.object.metadata.labels,
       );
-      expect(applyResponse(body.object, answer).metadata.annotations).to.deep.equal(
-        body.object.metadata.annotations,
-      );
-      // The desired policies are the observed ones, without what the server and Metacontroller add.
+      expect(applyResponse(body.object, answer).metadata.annotations).to.deep.equal({
+        ...body.object.metadata.annotations,
+        'kubecell.io/baseline': 'v2',
+      });
+      // The desired policies are the observed ones, without what the server and Metacontroller
+      // add, except what v2 changed: the API policy's pods and sources, and every version label.
       const observedPolicies = Object.values(
         body.attachments['NetworkPolicy.networking.k8s.io/v1'] ?? {},
       );
@@ -110,9 +113,19 @@ describe('host-namespace hooks over HTTP', () => {
         observedPolicies.map((policy) => policy.metadata.name).sort(),
       );
       for (const policy of answer.attachments) {
+        expect(policy.metadata.labels).to.deep.equal({
+          'app.kubernetes.io/part-of': 'kubecell',
+          'kubecell.io/baseline': 'v2',
+        });
         const seen = observedPolicies.find((p) => p.metadata.name === policy.metadata.name) as
           (KubernetesObject & { spec: unknown }) | undefined;
-        expect((policy as KubernetesObject & { spec: unknown }).spec).to.deep.equal(seen?.spec);
+        const spec = (policy as KubernetesObject & { spec: unknown }).spec;
+        if (policy.metadata.name === 'kubecell-allow-api-server') {
+          expect(spec).to.not.deep.equal(seen?.spec);
+          expect(JSON.stringify(spec)).to.contain('k3k.io/clusterName');
+        } else {
+          expect(spec).to.deep.equal(seen?.spec);
+        }
       }
     });
 
@@ -137,6 +150,7 @@ describe('host-namespace hooks over HTTP', () => {
           'kubecell.io/baseline': null,
           'kubecell.io/pod-security-applied': null,
           'kubecell.io/pod-security-kept': null,
+          'kubecell.io/pod-security-weaker': null,
         },
         attachments: [],
         resyncAfterSeconds: FINALIZE_RESYNC_SECONDS,
@@ -155,6 +169,7 @@ describe('host-namespace hooks over HTTP', () => {
           'kubecell.io/baseline': null,
           'kubecell.io/pod-security-applied': null,
           'kubecell.io/pod-security-kept': null,
+          'kubecell.io/pod-security-weaker': null,
         },
         attachments: [],
         finalized: true,
@@ -200,9 +215,10 @@ describe('host-namespace hooks over HTTP', () => {
       'pod-security.kubernetes.io/warn': 'baseline',
     });
     expect(body.annotations).to.deep.equal({
-      'kubecell.io/baseline': 'v1',
+      'kubecell.io/baseline': 'v2',
       'kubecell.io/pod-security-applied': 'audit=baseline,enforce=baseline,warn=baseline',
       'kubecell.io/pod-security-kept': null,
+      'kubecell.io/pod-security-weaker': null,
     });
     expect(body).to.not.have.property('status');
     expect(body).to.not.have.property('finalized');
@@ -219,10 +235,12 @@ describe('host-namespace hooks over HTTP', () => {
     matchSnapshot('new-host-namespace', objectsYaml(body.attachments));
   });
 
-  it('renders the configured level and egress CIDRs', async () => {
+  it('renders the configured level, egress and API client CIDRs and k3k namespace', async () => {
     const { app } = await productApp(NOW, {
       KUBECELL_PSA_LEVEL: 'restricted',
       KUBECELL_HOST_EGRESS_CIDRS: 'none',
+      KUBECELL_API_CLIENT_CIDRS: '192.0.2.0/24,10.20.0.0/16',
+      KUBECELL_K3K_CONTROLLER: 'k3k/k3k',
     });
     const body = await post(app, 'sync', hostNamespace('tenant-b'));
     expect(Object.values(body.labels ?? {})).to.deep.equal([
@@ -233,7 +251,7 @@ describe('host-namespace hooks over HTTP', () => {
     matchSnapshot('restricted-no-egress-cidrs', objectsYaml(body.attachments));
   });
 
-  it('keeps and reports a Pod Security label the platform set, and never returns it', async () => {
+  it('keeps a Pod Security label the platform set, never returns it, and reports it as weaker', async () => {
     const { app } = await productApp(NOW);
     const namespace = hostNamespace('tenant-a', {
       'pod-security.kubernetes.io/enforce': 'privileged',
@@ -247,6 +265,7 @@ describe('host-namespace hooks over HTTP', () => {
     expect(body.annotations).to.deep.include({
       'kubecell.io/pod-security-applied': 'audit=baseline,warn=baseline',
       'kubecell.io/pod-security-kept': 'enforce=privileged',
+      'kubecell.io/pod-security-weaker': 'enforce=privileged',
     });
 
     // Applied, then synced again: still kept, and the answer does not change.
@@ -287,6 +306,30 @@ describe('host-namespace hooks over HTTP', () => {
       'pod-security.kubernetes.io/warn': 'restricted',
     });
     expect(body.annotations?.['kubecell.io/pod-security-kept']).to.equal(null);
+    expect(body.annotations?.['kubecell.io/pod-security-weaker']).to.equal(null);
+  });
+
+  it('reports a weaker label once the configured level rises above it, and stops when it is removed', async () => {
+    const restricted = await productApp(NOW, { KUBECELL_PSA_LEVEL: 'restricted' });
+    const namespace = hostNamespace('tenant-a', {
+      'pod-security.kubernetes.io/enforce': 'baseline',
+    });
+    const body = await post(restricted.app, 'sync', namespace);
+    expect(body.annotations).to.deep.include({
+      'kubecell.io/pod-security-kept': 'enforce=baseline',
+      'kubecell.io/pod-security-weaker': 'enforce=baseline',
+    });
+    // The platform removes its label: KubeCell's own comes back, and the report goes.
+    const applied = applyResponse(namespace, body);
+    const labels = { ...applied.metadata.labels };
+    delete labels['pod-security.kubernetes.io/enforce'];
+    const cleared: Namespace = { ...applied, metadata: { ...applied.metadata, labels } };
+    const after = await post(restricted.app, 'sync', cleared, observed(body.attachments, cleared));
+    expect(after.labels?.['pod-security.kubernetes.io/enforce']).to.equal('restricted');
+    expect(after.annotations).to.deep.include({
+      'kubecell.io/pod-security-kept': null,
+      'kubecell.io/pod-security-weaker': null,
+    });
   });
 
   it('finalize (label removed) drops the attachments and its own labels and annotations, not the platform’s', async () => {
@@ -333,6 +376,7 @@ describe('host-namespace hooks over HTTP', () => {
         'kubecell.io/baseline': null,
         'kubecell.io/pod-security-applied': null,
         'kubecell.io/pod-security-kept': null,
+        'kubecell.io/pod-security-weaker': null,
       },
       attachments: [],
       finalized: true,

@@ -7,7 +7,9 @@ import type { KubernetesObject } from '../metacontroller/protocol.js';
 import {
   CLUSTER_DNS,
   K3K_API_PORT,
+  K3K_CLUSTER_LABEL,
   K3K_SERVER_ROLE,
+  K3K_TENANT_POD_LABEL,
   POLICY_LABELS,
   POLICY_NAMES,
 } from './baseline.js';
@@ -23,7 +25,7 @@ interface PolicyPeer {
 
 interface LabelSelectorSpec {
   matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: 'Exists'; values?: string[] }[];
+  matchExpressions?: { key: string; operator: 'Exists' | 'DoesNotExist'; values?: string[] }[];
 }
 
 interface PolicyRule {
@@ -62,8 +64,15 @@ const ALL_PODS: LabelSelectorSpec = {};
  *   (another tenant) reaches it unless a policy below allows it;
  * - `kubecell-allow-same-namespace`: pods of the namespace reach each other (k3k's server and
  *   agent, and the tenant's pods, which k3k's shared mode runs here);
- * - `kubecell-allow-api-server`: k3k's server pods accept TCP 6443 from anywhere, the path of the
- *   API NodePort (a NodePort's traffic may arrive from any node address or client address);
+ * - `kubecell-allow-api-server`: k3k's server pods accept TCP 6443 from the k3k controller's
+ *   namespace (it reads the server's bootstrap data through k3k's Service) and from the API client
+ *   CIDRs (`KUBECELL_API_CLIENT_CIDRS`, all addresses by default): the path of the API NodePort,
+ *   whose traffic arrives from the client's address or, once kube-proxy masquerades it, from a
+ *   Node's. "k3k's server pods" are those with `role=server` and a `cluster` label that do not
+ *   carry `k3k.io/clusterName`: k3k's virtual kubelet puts that label on every tenant pod it copies
+ *   into the namespace, keeping the tenant's own labels, so a tenant pod labelled
+ *   `role=server, cluster=x` is not opened. The namespace hosts one VirtualCluster, so these are
+ *   that VirtualCluster's server pods (the decorator sees the namespace, not its VirtualCluster);
  * - `kubecell-egress`: pods may reach the cluster DNS (kube-system, k8s-app=kube-dns, port 53
  *   UDP and TCP), their own namespace, and the configured CIDRs (all addresses by default).
  */
@@ -104,10 +113,25 @@ export function renderNetworkPolicies(
     policy(namespace, POLICY_NAMES.allowApiServer, {
       podSelector: {
         matchLabels: { role: K3K_SERVER_ROLE },
-        matchExpressions: [{ key: 'cluster', operator: 'Exists' }],
+        matchExpressions: [
+          { key: K3K_CLUSTER_LABEL, operator: 'Exists' },
+          { key: K3K_TENANT_POD_LABEL, operator: 'DoesNotExist' },
+        ],
       },
       policyTypes: ['Ingress'],
-      ingress: [{ ports: [{ protocol: 'TCP', port: K3K_API_PORT }] }],
+      ingress: [
+        {
+          from: [
+            {
+              namespaceSelector: {
+                matchLabels: { 'kubernetes.io/metadata.name': config.k3kNamespace },
+              },
+            },
+            ...config.apiClientCidrs.map((cidr) => ({ ipBlock: { cidr } })),
+          ],
+          ports: [{ protocol: 'TCP', port: K3K_API_PORT }],
+        },
+      ],
     }),
     policy(namespace, POLICY_NAMES.egress, {
       podSelector: ALL_PODS,

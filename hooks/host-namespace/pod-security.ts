@@ -11,7 +11,9 @@
  *   reaches every namespace);
  * - any other label is the platform's: set before the namespace became a host namespace, or
  *   changed by hand since. KubeCell leaves it as it is and lists it in
- *   `kubecell.io/pod-security-kept`.
+ *   `kubecell.io/pod-security-kept`; when its level is weaker than the configured one (say
+ *   `privileged` under `baseline`), also in `kubecell.io/pod-security-weaker`, so that a
+ *   namespace less isolated than the platform's setting does not go unnoticed.
  */
 import {
   POD_SECURITY_LABEL_PREFIX,
@@ -19,7 +21,7 @@ import {
   HOST_NAMESPACE_ANNOTATIONS,
   type PodSecurityMode,
 } from './baseline.js';
-import type { PodSecurityLevel } from './config.js';
+import { POD_SECURITY_LEVELS, type PodSecurityLevel } from './config.js';
 
 /** mode → value, e.g. `{enforce: 'baseline'}`. */
 export type PodSecurityRecord = Partial<Record<PodSecurityMode, string>>;
@@ -31,6 +33,17 @@ export interface PodSecurityPlan {
   applied: PodSecurityRecord;
   /** The platform's labels left alone (the new `pod-security-kept`). */
   kept: PodSecurityRecord;
+  /** Those of `kept` whose level is weaker than the configured one (`pod-security-weaker`). */
+  weaker: PodSecurityRecord;
+}
+
+/**
+ * Whether `value` is a Pod Security level weaker than `level` (privileged < baseline <
+ * restricted). A value that is no level is not compared: it is reported as kept only.
+ */
+export function isWeakerLevel(value: string, level: PodSecurityLevel): boolean {
+  const rank = (POD_SECURITY_LEVELS as readonly string[]).indexOf(value);
+  return rank !== -1 && rank < POD_SECURITY_LEVELS.indexOf(level);
 }
 
 export function podSecurityLabel(mode: PodSecurityMode): string {
@@ -69,7 +82,7 @@ export function planPodSecurity(
   level: PodSecurityLevel,
 ): PodSecurityPlan {
   const recorded = parseRecord(annotations[HOST_NAMESPACE_ANNOTATIONS.podSecurityApplied]);
-  const plan: PodSecurityPlan = { labels: {}, applied: {}, kept: {} };
+  const plan: PodSecurityPlan = { labels: {}, applied: {}, kept: {}, weaker: {} };
   for (const mode of POD_SECURITY_MODES) {
     const key = podSecurityLabel(mode);
     const current = labels[key];
@@ -78,6 +91,7 @@ export function planPodSecurity(
       plan.applied[mode] = level;
     } else {
       plan.kept[mode] = current;
+      if (isWeakerLevel(current, level)) plan.weaker[mode] = current;
     }
   }
   return plan;

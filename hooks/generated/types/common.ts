@@ -57,9 +57,9 @@ workloadHard: {
  */
 export interface FeasibilityCheck {
 /**
- * Which check this is. CellFound: the Cell exists. ClassFound: the VirtualNodeClass exists. CellLive: the Cell's lease is fresh and its phase is Ready. InventoryFresh: the Cell's inventory is current. ResourceOffered: every extended resource in the entitlement is a device the Cell declares. Capacity: one resource of the entitlement fits in the Cell's availableEstimate (one Capacity check per resource). Storage: the class's storage fits in the TopoLVM free capacity. NodePorts: the NodePort range is not exhausted. NamespaceAvailable: no other VirtualCluster is hosted in the target namespace.
+ * Which check this is. CellFound: the Cell exists. ClassFound: the VirtualNodeClass exists. NamespaceAllowed: the namespaceSelector of the Cell and of the class select the target namespace (reported only when one of them sets a namespaceSelector). CellLive: the Cell's lease is fresh and its phase is Ready. InventoryFresh: the Cell's inventory is current. ResourceOffered: every extended resource in the entitlement is a device the Cell declares. Capacity: one resource of the entitlement fits in the Cell's availableEstimate (one Capacity check per resource). Storage: the class's storage fits in the TopoLVM free capacity. NodePorts: the NodePort range is not exhausted. NamespaceAvailable: no other VirtualCluster is hosted in the target namespace.
  */
-name: ("CellFound" | "ClassFound" | "CellLive" | "InventoryFresh" | "ResourceOffered" | "Capacity" | "Storage" | "NodePorts" | "NamespaceAvailable")
+name: ("CellFound" | "ClassFound" | "NamespaceAllowed" | "CellLive" | "InventoryFresh" | "ResourceOffered" | "Capacity" | "Storage" | "NodePorts" | "NamespaceAvailable")
 /**
  * The resource the check is about, for per-resource checks (Capacity, ResourceOffered, Storage), e.g. nvidia.com/gpu or requests.storage. Absent for checks that are not about one resource.
  */
@@ -130,6 +130,44 @@ resourceName: string
  * The name of a machine profile: the value of the kubecell.io/machine-profile label on Nodes, so it must be a valid label value (at most 63 characters, alphanumerics, '-', '_' and '.', starting and ending with an alphanumeric).
  */
 export type MachineProfileName = string
+
+/**
+ * A label selector over host Namespaces, in the shape of metav1.LabelSelector (as Kueue's ClusterQueue namespaceSelector): matchLabels and matchExpressions must all hold. An empty selector ({}) selects every namespace. Every Namespace carries the label kubernetes.io/metadata.name=<its name>, so namespaces can also be selected by name.
+ */
+export interface NamespaceSelector {
+/**
+ * Labels the namespace must carry, each with exactly this value (label key → label value).
+ */
+matchLabels?: {
+[k: string]: string | undefined
+}
+/**
+ * Requirements on the namespace's labels, all of which must hold.
+ * 
+ * @maxItems 32
+ */
+matchExpressions?: NamespaceSelectorRequirement[]
+}
+
+/**
+ * One requirement of a namespaceSelector, as in metav1.LabelSelectorRequirement: a label key, an operator and values.
+ */
+export interface NamespaceSelectorRequirement {
+/**
+ * The label key the requirement applies to, e.g. kubernetes.io/metadata.name or example.com/team: an optional DNS-subdomain prefix and '/', then a name of at most 63 characters.
+ */
+key: string
+/**
+ * How the key's value is compared with values. In: the namespace has the label with one of the values. NotIn: the namespace lacks the label or has another value. Exists: the namespace has the label, whatever its value. DoesNotExist: the namespace lacks the label.
+ */
+operator: ("In" | "NotIn" | "Exists" | "DoesNotExist")
+/**
+ * The label values for In and NotIn (at least one); must be empty or absent for Exists and DoesNotExist.
+ * 
+ * @maxItems 64
+ */
+values?: string[]
+}
 
 /**
  * A Kubernetes resource quantity that cannot be negative, e.g. "4", "500m" or "64Gi"; written like Quantity but without a leading minus sign.
