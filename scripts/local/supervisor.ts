@@ -23,6 +23,7 @@ import path from 'node:path';
 import { ensureBinaries } from '../../test/cluster/binaries.js';
 import { startKubeCellStack, type KubeCellStack } from '../../test/cluster/kubecell-stack.js';
 import { describeExit, logTail, type ManagedProcess } from '../../test/cluster/processes.js';
+import { verifyUpstreamInputs } from '../../test/cluster/upstream-inputs.js';
 import { startSimulation, type Simulation } from '../../test/simulate/index.js';
 import {
   SIMULATED_LINES,
@@ -194,6 +195,10 @@ async function main(): Promise<void> {
   setInterval(() => undefined, 1 << 30);
   save();
   log(`supervisor pid ${process.pid}; repository ${repoRoot}`);
+  // The pinned upstream inputs (CRDs, Metacontroller's archive) before anything is built or
+  // started; up.ts checked them too, this covers a supervisor started by hand.
+  const upstream = verifyUpstreamInputs();
+  log(`upstream inputs: all ${upstream.inputs.length} match their sha256 in ${upstream.dir}`);
 
   const controlPlaneLog = (line: string): void => log(`[control-plane] ${line}`);
   const binaries = await ensureBinaries({ log: controlPlaneLog });

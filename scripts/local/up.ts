@@ -11,10 +11,12 @@
 // `--simulate`: the supervisor also runs test/simulate/ (the simulated OCM, kubelets, k3k,
 // KubeVirt and Cluster API the cluster tests use), so that applied samples become Ready.
 //
-// Environment: KUBECELL_LOCAL_DIR (state directory, default .cache/local),
+// Environment: KUBECELL_UPSTREAM_DIR (the upstream inputs, default ../shared; checked by sha256
+// before the supervisor starts), KUBECELL_LOCAL_DIR (state directory, default .cache/local),
 // KUBECELL_LOCAL_UP_TIMEOUT_SECONDS (default 900: a first run builds Kubernetes from source).
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readSync, fstatSync } from 'node:fs';
+import { UpstreamInputsError, verifyUpstreamInputs } from '../../test/cluster/upstream-inputs.js';
 import { SIMULATED_LINES, USAGE, parseUpArguments } from './options.js';
 import {
   isAlive,
@@ -167,6 +169,15 @@ async function main(): Promise<number> {
   if (existing) {
     if (supervisorAlive(existing)) return refuseSecondInstance(existing);
     await cleanUpStale(existing);
+  }
+  // Before anything starts: without the pinned upstream inputs the supervisor could build and
+  // start nothing; this says within a second which files are missing and how to get each.
+  try {
+    verifyUpstreamInputs();
+  } catch (error) {
+    if (!(error instanceof UpstreamInputsError)) throw error;
+    progress(`local-up: ${error.message}`);
+    return 1;
   }
 
   const logFd = openSync(supervisorLogFile, 'w');

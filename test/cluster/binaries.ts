@@ -18,8 +18,9 @@ import {
   statSync,
 } from 'node:fs';
 import path from 'node:path';
-import { binaryCacheRoot, goModulesDir, upstreamSrcDir, versionsFile } from './paths.js';
+import { binaryCacheRoot, goModulesDir, versionsFile } from './paths.js';
 import { runCommand, runCommandOrThrow, type CommandResult } from './processes.js';
+import { upstreamInputFile, verifyUpstreamInputs } from './upstream-inputs.js';
 import {
   kubernetesMajorMinor,
   readPinnedVersions,
@@ -47,28 +48,11 @@ export class GoNotInstalledError extends Error {
   }
 }
 
-/** The Metacontroller source archive is absent or is not the pinned one. */
-export class UpstreamArchiveError extends Error {
-  constructor(problem: string, versions: PinnedVersions) {
-    const { archive, version, commit, repository } = versions.metacontroller;
-    const folder = archive.replace(/\.tar\.gz$/, '');
-    super(
-      [
-        `${problem}`,
-        `Metacontroller ${version} is built from ${path.join(upstreamSrcDir, archive)}`,
-        `(sha256 ${versions.metacontroller.sha256}); the Go module proxy does not serve it.`,
-        'The directory is $KUBECELL_UPSTREAM_DIR/upstream-src, by default ../shared/upstream-src',
-        'beside the repository. On a machine without it, make the archive from the upstream tag:',
-        `  git clone --branch ${version} ${repository}.git /tmp/metacontroller`,
-        `  git -C /tmp/metacontroller archive --format=tar.gz --prefix=${folder}/ ${commit} > <dir>/upstream-src/${archive}`,
-        'and set KUBECELL_UPSTREAM_DIR=<dir> (the same directory needs upstream-crds/, see',
-        'test/cluster/README.md). gzip output can differ between git versions: if the sha256',
-        'differs although the commit is right, compare the extracted trees, not the bytes.',
-      ].join('\n'),
-    );
-    this.name = 'UpstreamArchiveError';
-  }
-}
+/**
+ * The upstream inputs (the Metacontroller archive among them) are absent or not the pinned
+ * bytes: upstream-inputs.ts's error, under the name build-binaries.ts reports without a stack.
+ */
+export { UpstreamInputsError as UpstreamArchiveError } from './upstream-inputs.js';
 
 export interface BinaryPaths {
   binDir: string;
@@ -283,22 +267,17 @@ function isExecutableFile(file: string): boolean {
   }
 }
 
-function sha256OfFile(file: string): string {
-  return createHash('sha256').update(readFileSync(file)).digest('hex');
-}
-
 /**
- * Checks the Metacontroller archive before anything is built, so that a machine without it
- * fails at once with the way to get it rather than after building Kubernetes.
+ * Checks every upstream input by sha256 (upstream-inputs.ts: the upstream CRDs and the
+ * Metacontroller archive, one check) and returns the archive's path. ensureBinaries() calls it
+ * before anything else, so that a machine without the inputs fails at once, with the list of
+ * missing files and how to get each, rather than after building Kubernetes.
  */
 export function checkMetacontrollerArchive(versions: PinnedVersions): string {
-  const file = path.join(upstreamSrcDir, versions.metacontroller.archive);
-  if (!existsSync(file)) throw new UpstreamArchiveError(`${file} does not exist.`, versions);
-  const actual = sha256OfFile(file);
-  if (actual !== versions.metacontroller.sha256) {
-    throw new UpstreamArchiveError(`${file} has sha256 ${actual}, not the pinned one.`, versions);
-  }
-  return file;
+  return upstreamInputFile(
+    verifyUpstreamInputs(),
+    `upstream-src/${versions.metacontroller.archive}`,
+  );
 }
 
 // A crude cross-process lock: two test runs (or a test run and the CLI) must not write the
@@ -364,9 +343,10 @@ export interface EnsureBinariesOptions {
 export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promise<BuiltBinaries> {
   const log = options.log ?? ((line: string) => process.stderr.write(`[build-binaries] ${line}\n`));
   const started = performance.now();
-  const goVersionString = await goVersion();
   const versions = readPinnedVersions();
+  // First, before Go is even asked: without the upstream inputs nothing below can succeed.
   checkMetacontrollerArchive(versions);
+  const goVersionString = await goVersion();
   const paths = binaryPaths(versions);
   const cacheDir = path.dirname(paths.binDir);
   const stampFile = path.join(cacheDir, 'build-stamp.json');

@@ -1,22 +1,22 @@
 // Installing CustomResourceDefinitions into the local control plane and waiting until they are
 // served.
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { upstreamCrdsDir } from './paths.js';
 import type { CommandResult } from './processes.js';
+import { verifiedFiles, verifyUpstreamInputs } from './upstream-inputs.js';
 
 export type Kubectl = (
   args: readonly string[],
   options?: { input?: string },
 ) => Promise<CommandResult>;
 
-/** Every file of ../shared/upstream-crds/ except its README. */
+/**
+ * The upstream CRD files pinned in upstream-inputs.json, from $KUBECELL_UPSTREAM_DIR/upstream-crds/
+ * (default ../shared/upstream-crds/), sorted; checked by sha256 first, so only the pinned bytes
+ * are ever installed (throws UpstreamInputsError, naming what is missing, otherwise).
+ */
 export function upstreamCrdFiles(): string[] {
-  return readdirSync(upstreamCrdsDir)
-    .filter((file) => file !== 'README.md')
-    .sort()
-    .map((file) => path.join(upstreamCrdsDir, file));
+  return verifiedFiles(verifyUpstreamInputs(), 'crd');
 }
 
 /** metadata.name of every CustomResourceDefinition in a (multi-document) YAML file. */

@@ -10,14 +10,27 @@ export const clusterTestDir = path.dirname(fileURLToPath(import.meta.url));
 /** The repository root (two levels above test/cluster/). */
 export const repoRoot = path.resolve(clusterTestDir, '..', '..');
 
+/** Where the upstream inputs are when `KUBECELL_UPSTREAM_DIR` is not set. */
+export const defaultUpstreamDir = path.join(repoRoot, '..', 'shared');
+
 /**
- * The upstream inputs the tests need but no package registry serves (upstream CRDs, source
- * archives): `$KUBECELL_UPSTREAM_DIR`, by default the read-only `../shared` beside the
- * repository. CI clones the repository with shared/ next to it, so the default is relative.
+ * The directory of the upstream inputs the tests need but no package registry serves (upstream
+ * CRDs, source archives): `$KUBECELL_UPSTREAM_DIR` (an empty value counts as unset), by default
+ * the read-only `../shared` beside the repository. CI clones the repository with shared/ next to
+ * it, so the default is relative. Every file in it is pinned in upstream-inputs.json.
  */
-export const sharedDir = path.resolve(
-  process.env.KUBECELL_UPSTREAM_DIR ?? path.join(repoRoot, '..', 'shared'),
-);
+export function resolveUpstreamDir(env: NodeJS.ProcessEnv = process.env): string {
+  const configured = env.KUBECELL_UPSTREAM_DIR;
+  return path.resolve(
+    configured === undefined || configured === '' ? defaultUpstreamDir : configured,
+  );
+}
+
+/** The upstream inputs directory of this process (see resolveUpstreamDir). */
+export const sharedDir = resolveUpstreamDir();
+
+/** The pins (path, sha256, upstream URL, commit, fetch command) of every upstream input. */
+export const upstreamInputsFile = path.join(clusterTestDir, 'upstream-inputs.json');
 
 /** Source archives of upstream components built for the tests (Metacontroller). */
 export const upstreamSrcDir = path.join(sharedDir, 'upstream-src');
