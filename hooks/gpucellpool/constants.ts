@@ -190,6 +190,10 @@ export const EXCLUDE_NODE_DRAINING_ANNOTATION = 'machine.cluster.x-k8s.io/exclud
 /** Cluster API's record of the template an object was cloned from. */
 export const CLONED_FROM_NAME_ANNOTATION = 'cluster.x-k8s.io/cloned-from-name';
 export const CLONED_FROM_GROUPKIND_ANNOTATION = 'cluster.x-k8s.io/cloned-from-groupkind';
+/** The kubeadm bootstrap provider's group: a KubeadmConfigTemplate clone gets the pool's Node labels. */
+export const KUBEADM_BOOTSTRAP_GROUP = 'bootstrap.cluster.x-k8s.io';
+/** The kubelet flag (kubeadm `kubeletExtraArgs` name) that registers a Node's labels. */
+export const NODE_LABELS_ARG = 'node-labels';
 
 /**
  * The value of the pool label `kubecell.io/provisioner` for each spec.provisioner.type, which is

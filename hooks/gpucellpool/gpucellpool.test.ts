@@ -59,8 +59,11 @@ describe('GPUCellPool sync', () => {
       expect(world.names('VirtualMachine')).to.deep.equal(['a100-0-0', 'a100-1-0']);
       expect(world.names('Secret')).to.deep.equal(['a100-0-0-user-data', 'a100-1-0-user-data']);
       expect(world.phases()).to.deep.equal({ 'a100-0': 'Provisioning', 'a100-1': 'Provisioning' });
-      expect(world.status).to.include({ replicas: 2, readyReplicas: 0, desiredReplicas: 2 });
+      // CURRENT (status.replicas) counts the cells whose machine exists: none was observed yet.
+      expect(world.status).to.include({ replicas: 0, readyReplicas: 0, desiredReplicas: 2 });
       expect(world.condition('Ready')).to.include({ status: 'False', reason: 'CellsNotReady' });
+      world.sync(at(5));
+      expect(world.status).to.include({ replicas: 2, readyReplicas: 0, desiredReplicas: 2 });
 
       world.join('a100-0');
       world.join('a100-1', { ready: false });
@@ -154,6 +157,12 @@ describe('GPUCellPool sync', () => {
       expect(world.names('VirtualMachine')).to.deep.equal([]);
       expect(world.condition('Ready')).to.include({ status: 'False', reason: 'GPUClaimNotFound' });
       expect(world.phases()).to.deep.equal({ 'a100-0': 'Failed', 'a100-1': 'Failed' });
+      world.sync(at(5));
+      expect(world.status, 'no machine exists: CURRENT is 0').to.include({
+        replicas: 0,
+        readyReplicas: 0,
+        desiredReplicas: 2,
+      });
     });
 
     it('attaches Multus networks and boots from the rendered user-data Secret', () => {
@@ -208,6 +217,38 @@ describe('GPUCellPool sync', () => {
       expect(world.status.readyReplicas).to.equal(1);
     });
 
+    it('takes the Node named like the machine when several report the same systemUUID, and reaps the others', () => {
+      const world = new World(kubeVirtPool({ replicas: 1 }), related());
+      world.sync(NOW);
+      const uuid = world.status.cells?.[0]?.systemUUID ?? '';
+      // Registered before the cell's own Node, under another name (sorting first), with its UUID.
+      const earlier = node('a-registered-before', uuid);
+      earlier.metadata.creationTimestamp = '2026-11-30T12:00:01Z';
+      world.addNode(earlier);
+      world.sync(at(5));
+      expect(world.status.cells?.[0]).to.include({ node: 'a-registered-before', phase: 'Ready' });
+      const own = world.join('a100-0');
+      own.metadata.creationTimestamp = '2026-11-30T12:00:10Z';
+      const response = world.sync(at(10));
+      expect(world.status.cells?.[0]).to.include({ node: 'a100-0-0', phase: 'Ready' });
+      expect(
+        response.children.filter((child) => child.kind === 'Node').map((n) => n.metadata.name),
+      ).to.deep.equal(['a100-0-0']);
+      // Without a Node named like the machine, the newest registration is the current one.
+      const other = new World(kubeVirtPool({ replicas: 1 }), related());
+      other.sync(NOW);
+      const otherUuid = other.status.cells?.[0]?.systemUUID ?? '';
+      const old = node('b-old', otherUuid);
+      old.metadata.creationTimestamp = '2026-11-30T12:00:01Z';
+      const renamed = node('c-renamed', otherUuid);
+      renamed.metadata.creationTimestamp = '2026-11-30T12:05:00Z';
+      other.addNode(old);
+      other.addNode(renamed);
+      other.sync(at(400));
+      expect(other.status.cells?.[0]).to.include({ node: 'c-renamed' });
+      expect(other.names('Node')).to.deep.equal(['c-renamed']);
+    });
+
     it('returns current Nodes by identity only, never the kubelet-owned fields', () => {
       const world = readyPool(kubeVirtPool({ replicas: 1 }), ['a100-0']);
       const nodes = world.last?.children.filter((child) => child.kind === 'Node');
@@ -249,6 +290,36 @@ describe('GPUCellPool sync', () => {
       world.sync(at(3720));
       expect(world.status.cells).to.deep.equal([]);
       expect(world.status).to.include({ replicas: 0, desiredReplicas: 0 });
+    });
+
+    it('cordons an idle cell before deleting its VM, and keeps it when a pod turns up meanwhile', () => {
+      const world = readyPool(kubeVirtPool({ replicas: 1 }), ['a100-0']);
+      world.pool.spec.replicas = 0;
+      const first = world.sync(at(20));
+      expect(world.phases()).to.deep.equal({ 'a100-0': 'Retiring' });
+      expect(world.names('VirtualMachine')).to.deep.equal(['a100-0-0']);
+      expect(specOf(first.children.find((child) => child.kind === 'Node'))).to.deep.include({
+        unschedulable: true,
+      });
+      // A pod bound before the cordon, which the pod cache did not show in the last sync.
+      world.pods = [gpuPod('late', { nodeName: 'a100-0-0' })];
+      world.sync(at(30));
+      expect(world.phases()).to.deep.equal({ 'a100-0': 'Retiring' });
+      expect(world.names('VirtualMachine')).to.deep.equal(['a100-0-0']);
+      world.pods = [];
+      world.sync(at(40));
+      expect(world.phases()).to.deep.equal({ 'a100-0': 'Deleting' });
+      expect(world.names('VirtualMachine')).to.deep.equal([]);
+    });
+
+    it('deletes the machine of a retired cell that has no Node at once: nothing to cordon', () => {
+      const world = new World(kubeVirtPool({ replicas: 1 }), related());
+      world.sync(NOW);
+      world.sync(at(5));
+      expect(world.names('VirtualMachine')).to.deep.equal(['a100-0-0']);
+      world.pool.spec.replicas = 0;
+      world.sync(at(10));
+      expect(world.names('VirtualMachine')).to.deep.equal([]);
     });
 
     it('keeps existing taints on a retiring Node and adds its own once', () => {
@@ -320,6 +391,10 @@ describe('GPUCellPool sync', () => {
       world.sync(at(800));
       expect(world.condition('ScalingActive')).to.include({ reason: 'ScalingDown' });
       expect(world.status.desiredReplicas).to.equal(1);
+      // Idle, but cordoned first: the VM goes once the Node is seen cordoned and tainted.
+      expect(world.phases()).to.deep.equal({ 'a100-0': 'Retiring', 'a100-1': 'Ready' });
+      expect(world.names('VirtualMachine')).to.deep.equal(['a100-0-0', 'a100-1-0']);
+      world.sync(at(805));
       expect(world.phases()).to.deep.equal({ 'a100-0': 'Deleting', 'a100-1': 'Ready' });
       world.sync(at(810));
       world.sync(at(820));
@@ -544,36 +619,120 @@ describe('GPUCellPool sync', () => {
   });
 
   describe('Cluster API', () => {
-    it('creates a Machine per cell, and the clones of the templates once the Machine exists', () => {
+    it('creates a Machine per cell with the clones of the templates, owned by the pool but not controlled', () => {
       const pool = clusterApiPool();
       const world = new World(pool, [...capiTemplates(), consumerNamespace()]);
-      world.sync(NOW);
+      const first = world.sync(NOW);
       expect(world.names('Machine')).to.deep.equal(['a100-capi-0-0']);
-      expect(world.names('KubeadmConfig')).to.deep.equal([]);
       expect(world.names('Secret'), 'no user-data: Cluster API bootstraps').to.deep.equal([]);
       expect(world.condition('BootstrapValid')).to.include({ reason: 'ClusterAPIBootstrap' });
-      const second = world.sync(at(5));
-      const clones = second.children.filter((child) =>
+      const clones = first.children.filter((child) =>
         ['KubeadmConfig', 'KubevirtMachine'].includes(child.kind),
       );
       expect(clones.map((clone) => `${clone.kind}/${clone.metadata.name}`)).to.deep.equal([
         'KubeadmConfig/a100-capi-0-0',
         'KubevirtMachine/a100-capi-0-0',
       ]);
-      expect(clones[0]?.metadata.ownerReferences).to.deep.equal([
-        {
-          apiVersion: 'cluster.x-k8s.io/v1beta2',
-          kind: 'Machine',
-          name: 'a100-capi-0-0',
-          uid: 'uid-machine-a100-capi-0-0',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ]);
-      // Once seen (owned by the Machine, not by the pool), they are not rendered again.
+      // The pool's UID among the ownerReferences keeps Metacontroller from adding itself as
+      // controller (claimOwnership); no controller at all lets Cluster API's Machine controller
+      // become it (controllerutil.SetControllerReference refuses a second controller).
+      for (const clone of clones) {
+        expect(clone.metadata.ownerReferences).to.deep.equal([
+          {
+            apiVersion: 'kubecell.io/v1alpha1',
+            kind: 'GPUCellPool',
+            name: 'a100-capi',
+            uid: POOL_UID,
+            controller: false,
+          },
+        ]);
+      }
+      // The KubeadmConfig registers the Node with the pool's labels, the template's kept.
+      expect(specOf(clones[0])).to.have.deep.nested.property(
+        'joinConfiguration.nodeRegistration.kubeletExtraArgs',
+        [
+          {
+            name: 'node-labels',
+            value: `controller-uid=${POOL_UID},kubecell.io/machine-profile=a100,kubecell.io/pool=a100-capi`,
+          },
+        ],
+      );
+      // Once seen (Cluster API's from then on), they are not rendered again.
       world.related.push(...clones.map((clone) => structuredClone(clone)));
-      const third = world.sync(at(10));
-      expect(third.children.map((child) => child.kind).sort()).to.deep.equal(['Machine']);
+      const second = world.sync(at(10));
+      expect(second.children.map((child) => child.kind).sort()).to.deep.equal(['Machine']);
+    });
+
+    it('gives an existing Machine its missing clones, but never a Machine being deleted', () => {
+      const world = new World(clusterApiPool(), [...capiTemplates(), consumerNamespace()]);
+      world.sync(NOW);
+      // The clones were refused before (a pool made while they were rendered as controlled by
+      // the Machine and Metacontroller added itself as a second controller): they come now.
+      const again = world.sync(at(5));
+      expect(again.children.map((child) => child.kind).sort()).to.deep.equal([
+        'KubeadmConfig',
+        'KubevirtMachine',
+        'Machine',
+      ]);
+      const machine = world.ofKind('Machine')[0] as KubernetesObject;
+      machine.metadata.deletionTimestamp = '2026-11-30T12:00:20Z';
+      const deleting = world.sync(at(20));
+      expect(deleting.children.map((child) => child.kind)).to.not.include('KubeadmConfig');
+      expect(deleting.children.map((child) => child.kind)).to.not.include('KubevirtMachine');
+    });
+
+    it('merges the pool labels into a node-labels the template writes, in either kubeadm form', () => {
+      const labels = `controller-uid=${POOL_UID},kubecell.io/machine-profile=a100,kubecell.io/pool=a100-capi`;
+      const cases: [string, unknown, unknown][] = [
+        // v1beta2 list form, the template's own label kept first, a wrong pool label replaced
+        [
+          'bootstrap.cluster.x-k8s.io/v1beta2',
+          [
+            { name: 'cloud-provider', value: 'external' },
+            { name: 'node-labels', value: 'example.com/gpu=a100,kubecell.io/pool=wrong' },
+          ],
+          [
+            { name: 'cloud-provider', value: 'external' },
+            { name: 'node-labels', value: `example.com/gpu=a100,${labels}` },
+          ],
+        ],
+        // v1beta1 map form
+        [
+          'bootstrap.cluster.x-k8s.io/v1beta1',
+          { 'cloud-provider': 'external' },
+          { 'cloud-provider': 'external', 'node-labels': labels },
+        ],
+        // none written: the form of the apiVersion
+        ['bootstrap.cluster.x-k8s.io/v1beta1', undefined, { 'node-labels': labels }],
+        ['bootstrap.cluster.x-k8s.io/v1beta2', undefined, [{ name: 'node-labels', value: labels }]],
+      ];
+      for (const [apiVersion, written, expected] of cases) {
+        const pool = clusterApiPool();
+        const ref = pool.spec.provisioner.clusterAPI?.bootstrapConfigTemplateRef;
+        if (ref) ref.apiVersion = apiVersion;
+        const templates = capiTemplates();
+        const template = templates[0] as KubernetesObject & { apiVersion: string; spec: Spec };
+        template.apiVersion = apiVersion;
+        template.spec = {
+          template: {
+            spec: {
+              joinConfiguration: {
+                nodeRegistration: written === undefined ? {} : { kubeletExtraArgs: written },
+              },
+            },
+          },
+        };
+        const world = new World(pool, [...templates, consumerNamespace()]);
+        const response = world.sync(NOW);
+        const config = response.children.find((child) => child.kind === 'KubeadmConfig');
+        expect(
+          specOf(config),
+          `${apiVersion} ${JSON.stringify(written)}`,
+        ).to.have.deep.nested.property(
+          'joinConfiguration.nodeRegistration.kubeletExtraArgs',
+          expected,
+        );
+      }
     });
 
     it('identifies the Node by the Machine nodeRef and records the systemUUID it reports', () => {

@@ -22,11 +22,13 @@
  * 4. Size: spec.replicas, or the autoscaler's decision. Missing cells are added (lowest free
  *    ordinal); surplus cells are retired: not Ready ones first, then idle, then busy, newest
  *    first (the autoscaler names its own choice: idle past the delay, newest first).
- * 5. Retirement, never eviction: the Node is cordoned and tainted kubecell.io/retiring:NoSchedule;
- *    once no consumer pod holds the GPU the machine (and its user-data Secret) is left out, so
- *    Metacontroller deletes it; once the machine is gone, the Node is left out too.
+ * 5. Retirement, never eviction: the Node is cordoned and tainted kubecell.io/retiring:NoSchedule
+ *    first; once the Node is seen cordoned and no consumer pod holds the GPU, the machine (and its
+ *    user-data Secret) is left out, so Metacontroller deletes it; once the machine is gone, the
+ *    Node is left out too. A cell without a Node has nothing to cordon and goes at once.
  * 6. Nodes: a Node is the current Node of a cell when its systemUUID equals the cell's firmware
- *    UUID (case-insensitively; Cluster API: the Machine's nodeRef or providerID). Current Nodes
+ *    UUID (case-insensitively; of several, the one named like the machine, else the newest;
+ *    Cluster API: the Machine's nodeRef or providerID). Current Nodes
  *    are returned (identity only); any other pool Node is left out and so deleted: a Node of an
  *    earlier incarnation or of a removed cell is reaped and never counts as Ready.
  * 7. Status, returned whole; for the same request and clock it is byte-identical.
@@ -79,6 +81,7 @@ import {
   type ProvisionerLabelProblem,
 } from './provisioner.js';
 import {
+  isRetiringNode,
   keptNode,
   renderClone,
   renderMachine,
@@ -369,7 +372,7 @@ function nodeReady(node: NodeObject): boolean {
 /** The pool Node that is this cell's current Node. */
 function currentNode(
   pool: GPUCellPool,
-  cell: Pick<Cell, 'uuid' | 'machine'>,
+  cell: Pick<Cell, 'uuid' | 'machine' | 'machineName'>,
   nodes: readonly NodeObject[],
 ): NodeObject | undefined {
   if (pool.spec.provisioner.type === 'ClusterAPI') {
@@ -383,7 +386,18 @@ function currentNode(
           node.spec?.providerID === providerID),
     );
   }
-  return nodes.find((node) => sameUuid(node.status?.nodeInfo?.systemUUID, cell.uuid));
+  // Several Nodes may report the incarnation's firmware UUID (the same VM registered again under
+  // another name): the one named as the join data names it (NODE_NAME, the machine's name) is
+  // current, otherwise the most recently registered; the others are stale and reaped.
+  const reporting = nodes.filter((node) => sameUuid(node.status?.nodeInfo?.systemUUID, cell.uuid));
+  return (
+    reporting.find((node) => node.metadata.name === cell.machineName) ??
+    [...reporting].sort(
+      (a, b) =>
+        (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') ||
+        (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0),
+    )[0]
+  );
 }
 
 function uuidFor(pool: GPUCellPool, name: string, incarnation: number): string {
@@ -624,7 +638,11 @@ export function reconcilePool(
       continue;
     }
     const busy = cell.holders === undefined || cell.holders.length > 0;
-    if (cell.machine !== undefined && busy && cell.node !== undefined) {
+    // Cordon first: the machine goes only once the Node is seen cordoned and tainted (so the
+    // scheduler places nothing new there) and no consumer pod is seen holding the GPU. A pod bound
+    // just before the scale-down, which the pod cache may not show yet, is seen by then.
+    const cordoned = cell.node !== undefined && isRetiringNode(cell.node);
+    if (cell.machine !== undefined && cell.node !== undefined && (busy || !cordoned)) {
       // Kept, not created: the same rendering as for a live cell, without the clones.
       cell.phase = 'Retiring';
       children.push(
@@ -672,6 +690,9 @@ export function reconcilePool(
   );
   const activeCells = survivors.filter((cell) => !cell.retiring);
   const readyReplicas = cellStatuses.filter((cell) => cell.phase === 'Ready').length;
+  // A cell exists once its machine does: a cell still waiting for its machine (or one whose
+  // machine is gone while its Node is being reaped) is listed, but not counted as current.
+  const replicas = survivors.filter((cell) => cell.machine !== undefined).length;
   const verdicts: ConditionVerdict[] = [
     readyVerdict(deleting, activeCells, desired, blocker),
     verdict('ScalingActive', scaling.status, scaling.reason, scaling.message),
@@ -679,7 +700,7 @@ export function reconcilePool(
   ];
   const status: GPUCellPoolStatus = {
     ...(generation === undefined ? {} : { observedGeneration: generation }),
-    replicas: cellStatuses.length,
+    replicas,
     readyReplicas,
     desiredReplicas: desired,
     cells: cellStatuses,
@@ -746,9 +767,14 @@ function activeChildren(
       out.push(keptChild(secret));
     }
   }
-  // The Cluster API clones, once the Machine exists (they name it as their controller) and as
-  // long as they have not been seen: afterwards they belong to the Machine.
-  if (options.clones && capi !== undefined && cell.machine?.metadata.uid !== undefined) {
+  // The Cluster API clones, with the Machine and until they are seen: from then on they belong to
+  // the Machine (Cluster API makes it their controller and deletes them with it). Never for a
+  // Machine being deleted, whose clones Cluster API is deleting.
+  if (
+    options.clones &&
+    capi !== undefined &&
+    cell.machine?.metadata.deletionTimestamp === undefined
+  ) {
     const roles = [
       {
         ref: capi.bootstrapConfigTemplateRef,
@@ -764,7 +790,7 @@ function activeChildren(
     for (const { ref, template, clones } of roles) {
       if (ref === undefined || template === undefined || clones === undefined) continue;
       if (clones.has(cell.machineName)) continue;
-      out.push(renderClone(pool, id, ref, template, cell.machine));
+      out.push(renderClone(pool, id, ref, template));
     }
   }
   return out;

@@ -131,16 +131,29 @@ export interface CellVariables {
   machineProfile: string;
 }
 
+/**
+ * The labels a cell's kubelet registers its Node with: the pool's generated selector label
+ * (`controller-uid=<pool uid>`, so that Metacontroller adopts the Node), the machine profile and
+ * the pool.
+ */
+export function poolNodeLabels(
+  poolName: string,
+  poolUid: string,
+  machineProfile: string,
+): Record<string, string> {
+  return {
+    [LABEL_KEYS.controllerUid]: poolUid,
+    [LABEL_KEYS.machineProfile]: machineProfile,
+    [LABEL_KEYS.pool]: poolName,
+  };
+}
+
 /** The kubelet `--node-labels` value: the labels that let the pool adopt and place the Node. */
 export function nodeLabels(cell: CellVariables): string {
-  const labels: [string, string][] = [
-    [LABEL_KEYS.controllerUid, cell.poolUid],
-    [LABEL_KEYS.machineProfile, cell.machineProfile],
-    [LABEL_KEYS.pool, cell.poolName],
-  ];
-  return labels
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([key, value]) => `${key}=${value}`)
+  const labels = poolNodeLabels(cell.poolName, cell.poolUid, cell.machineProfile);
+  return Object.keys(labels)
+    .sort()
+    .map((key) => `${key}=${labels[key] ?? ''}`)
     .join(',');
 }
 

@@ -43,22 +43,34 @@ describe('e2e: an idle cluster is quiet', function () {
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
     stack = await startKubeCellStack();
     // A lease long enough that the Cells stay Ready while nobody renews it in the window.
+    // The Cluster API template kinds of samples/gpucellpool-clusterapi-templates.yaml have no
+    // upstream CRD here: permissive stand-ins, as `npm run local-up -- --simulate` installs.
     simulation = await startSimulation(stack.cluster.kubeconfigPath, {
       ocm: { leaseDurationSeconds: 600 },
       k3k: { intervalMs: 500 },
+      clusterAPIStandInCrds: true,
     });
     await kubectl(stack, ['apply', '-f', path.join(repoRoot, 'samples')]);
     await eventually(
       stack,
-      'every sample Cell and VirtualCluster Ready',
+      'every sample Cell and VirtualCluster Ready, every GPUCellPool Ready',
       async () => {
         const cells = await listObjects(stack, 'cells');
         const virtualClusters = await listObjects(stack, 'virtualclusters');
-        const notReady = [...cells, ...virtualClusters]
-          .filter((object) => object.status?.phase !== 'Ready')
-          .map(
-            (object) => `${object.kind} ${object.metadata.name}: ${object.status?.phase ?? '-'}`,
-          );
+        const pools = await listObjects(stack, 'gpucellpools');
+        const notReady = [
+          ...[...cells, ...virtualClusters]
+            .filter((object) => object.status?.phase !== 'Ready')
+            .map(
+              (object) => `${object.kind} ${object.metadata.name}: ${object.status?.phase ?? '-'}`,
+            ),
+          ...pools
+            .filter(
+              (pool) =>
+                !pool.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+            )
+            .map((pool) => `GPUCellPool ${pool.metadata.name}: not Ready`),
+        ];
         return notReady.length === 0 ? { value: true } : { notYet: notReady.join('; ') };
       },
       180_000,
