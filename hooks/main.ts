@@ -1,10 +1,13 @@
 /**
  * Hook server entry point (`npm start`). Settings come from the environment:
- * KUBECELL_PORT (8080), KUBECELL_BODY_LIMIT (64mb), KUBECELL_LOG_LEVEL (info), and for the
+ * KUBECELL_PORT (8080), KUBECELL_BODY_LIMIT (64mb), KUBECELL_LOG_LEVEL (info), the deadlines
+ * KUBECELL_HEADERS_TIMEOUT_SECONDS (10), KUBECELL_BODY_TIMEOUT_SECONDS (20) and
+ * KUBECELL_REQUEST_TIMEOUT_SECONDS (30) of both ports (hooks/server/deadlines.ts), and for the
  * admission webhook's HTTPS port (hooks/admission/config.ts) KUBECELL_WEBHOOK_PORT (9443),
- * KUBECELL_TLS_CERT_FILE, KUBECELL_TLS_KEY_FILE, KUBECELL_CONTROLLER_NAMESPACE (kubecell-system).
+ * KUBECELL_TLS_CERT_FILE, KUBECELL_TLS_KEY_FILE, KUBECELL_CONTROLLER_NAMESPACE (kubecell-system),
+ * KUBECELL_WEBHOOK_MAX_INFLIGHT (64).
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadWebhookConfig, type WebhookConfig } from './admission/config.js';
 import { startAdmissionWebhook } from './admission/start.js';
@@ -12,6 +15,7 @@ import type { WebhookServer } from './admission/tls.js';
 import { createApp } from './server/app.js';
 import { ConfigError, loadConfig, type ServerConfig } from './server/config.js';
 import { registerControllers } from './server/controllers.js';
+import { deadlineServerOptions } from './server/deadlines.js';
 import { createLogger, type Logger } from './server/logger.js';
 import { createMetrics } from './server/metrics.js';
 import { Readiness } from './server/readiness.js';
@@ -51,6 +55,8 @@ function main(): void {
     config: webhookConfig,
     logger,
     registry: metrics.registry,
+    deadlines: config.deadlines,
+    retryAfterSeconds: config.retryAfterSeconds,
   }).then(
     (started) => {
       webhook = started;
@@ -65,21 +71,23 @@ function main(): void {
   );
   // --- end admission webhook
 
-  const server = app.listen(config.port, async () => {
+  // Metacontroller is a Go client that keeps idle connections for 90 s. If Node closed them
+  // first (default 5 s), a request sent on a connection being closed fails with "connection
+  // reset": the keep-alive timeout outlives the client. A request itself must arrive within the
+  // headers and body deadlines, and be answered within the request deadline (deadlines.ts).
+  const server = createServer(deadlineServerOptions(config.deadlines), app);
+  server.listen(config.port, async () => {
     await webhookStarted;
     readiness.markReady();
     logger.info('hook server listening', {
       port: (server.address() as AddressInfo).port,
       bodyLimit: config.bodyLimit,
       logLevel: config.logLevel,
+      maxInflight: config.maxInflight,
+      deadlines: config.deadlines,
       controllers: registry.registered(),
     });
   });
-  // Metacontroller is a Go client that keeps idle connections for 90 s. If
-  // Node closed them first (default 5 s), a request sent on a connection
-  // being closed fails with "connection reset". Outlive the client instead.
-  server.keepAliveTimeout = 95_000;
-  server.headersTimeout = 96_000;
   server.on('error', (err) => {
     // Listen errors (port in use, no permission) are fatal: nothing is served.
     logger.error('hook server cannot listen', { port: config.port, error: err.message });

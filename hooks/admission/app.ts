@@ -8,12 +8,24 @@
  * A body that is not an `admission.k8s.io/v1` AdmissionReview with a `request.uid` gets a 400
  * with a JSON `{error}` (there is no uid to answer to); anything wrong inside a well-formed
  * review is a denial with a reason. Every review produces one log line and one metrics sample;
- * request bodies are never logged.
+ * request bodies are never logged, and what the log line and the answers quote from a request
+ * (names, uids, kinds, values) is bounded (hooks/server/echo.ts).
+ *
+ * Like the hook server (hooks/server/app.ts), a review takes one of `maxInflight` slots only once
+ * its body is received (hooks/server/load-shedding.ts: 429 with Retry-After past the limit), and
+ * a call whose answer is not written within the request deadline is closed
+ * (hooks/server/deadlines.ts); the headers and body deadlines are the HTTPS server's (tls.ts).
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { Registry } from 'prom-client';
 import { describeBodyError } from '../server/body-errors.js';
+import { DEFAULT_DEADLINES, DEFAULTS } from '../server/config.js';
+import { requestDeadline, timeoutOf, type Deadlines } from '../server/deadlines.js';
+import { boundMessage, echo } from '../server/echo.js';
+import { createLoadShedder, isShedError } from '../server/load-shedding.js';
 import type { Logger } from '../server/logger.js';
 import { MAX_BODY_DEPTH, nestingDepthExceeds } from '../server/malformed-input.js';
+import { WEBHOOK_DEFAULTS } from './config.js';
 import type { ClusterLookup } from './lookup.js';
 import type { AdmissionMetrics, AdmissionResult, AdmissionWebhook } from './metrics.js';
 import {
@@ -38,7 +50,25 @@ export interface AdmissionAppDeps {
   controllerNamespace?: string;
   lookupTimeoutMs?: number;
   bodyLimitBytes?: number;
+  /** Reviews in flight before new ones get 429; 0 = no limit. Default 64. */
+  maxInflight?: number;
+  /** `Retry-After` of a 429 answer. Default 1 s. */
+  retryAfterSeconds?: number;
+  /** The request deadline is applied here (the others by the HTTPS server, tls.ts). */
+  deadlines?: Deadlines;
+  /** Where the shedding metrics go; none when absent. */
+  registry?: Registry;
 }
+
+/** Shed reviews and reviews in flight, beside the hook server's own (load-shedding.ts). */
+export const ADMISSION_SHED_METRICS = {
+  shed: 'kubecell_admission_shed_total',
+  shedHelp:
+    'AdmissionReviews answered 429 (with Retry-After) because KUBECELL_WEBHOOK_MAX_INFLIGHT reviews were in flight.',
+  inflight: 'kubecell_admission_inflight',
+  inflightHelp: 'AdmissionReviews in flight (body received: being parsed, checked or answered).',
+  labelNames: ['webhook'],
+} as const;
 
 interface ReviewCall {
   startedAt: bigint;
@@ -47,6 +77,9 @@ interface ReviewCall {
   response?: AdmissionResponse;
   error?: string;
 }
+
+/** What the log line says of a review the rules did not answer, by status. */
+const UNANSWERED: Record<number, string> = { 408: 'timeout', 429: 'shed', 499: 'client_gone' };
 
 function formatBytes(bytes: number): string {
   if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)}mb`;
@@ -65,21 +98,43 @@ export function createAdmissionApp(deps: AdmissionAppDeps): express.Express {
     res.json({ status: 'ok' });
   });
 
-  const jsonBody = express.json({ limit: limitBytes });
+  const shedder = createLoadShedder({
+    maxInflight: deps.maxInflight ?? Number(WEBHOOK_DEFAULTS.KUBECELL_WEBHOOK_MAX_INFLIGHT),
+    retryAfterSeconds: deps.retryAfterSeconds ?? Number(DEFAULTS.KUBECELL_RETRY_AFTER_SECONDS),
+    // A registry of its own when none is given: the metrics then go nowhere.
+    registry: deps.registry ?? new Registry(),
+    setting: 'KUBECELL_WEBHOOK_MAX_INFLIGHT',
+    server: 'the KubeCell admission webhook',
+    what: 'reviews',
+    metrics: ADMISSION_SHED_METRICS,
+    labelsOf: (_req, res) => ({ webhook: (res as Response).locals.reviewCall.webhook }),
+  });
+  const jsonBody = express.json({ limit: limitBytes, verify: shedder.verify });
+  const { bodySeconds, requestSeconds } = deps.deadlines ?? DEFAULT_DEADLINES;
 
   const route = (webhook: AdmissionWebhook) => [
     start(webhook),
+    requestDeadline(requestSeconds),
     jsonBody,
     async (req: Request, res: Response): Promise<void> => {
       const call = res.locals.reviewCall as ReviewCall;
       const body: unknown = req.body;
+      // A review with a body was admitted by `verify` (a no-op here); one without a body is
+      // answered 400 or 415 at once.
+      if (body !== undefined) {
+        const admission = shedder.admit(req, res);
+        if (!admission.ok) {
+          fail(res, 429, admission.message);
+          return;
+        }
+      }
       if (body === undefined) {
         const type = req.get('content-type');
         if (type !== undefined && req.is('application/json') === false) {
           fail(
             res,
             415,
-            `request body must be JSON (Content-Type: application/json), got ${type.slice(0, 100)}`,
+            `request body must be JSON (Content-Type: application/json), got ${echo(type, 100)}`,
           );
         } else {
           fail(res, 400, 'request body is required: an admission.k8s.io/v1 AdmissionReview');
@@ -136,6 +191,11 @@ export function createAdmissionApp(deps: AdmissionAppDeps): express.Express {
     },
     (err: unknown, _req: Request, res: Response, next: NextFunction): void => {
       if (res.headersSent) return next(err);
+      if (isShedError(err)) {
+        // No free slot once the body was received; Retry-After is set.
+        fail(res, 429, err.message);
+        return;
+      }
       const typed = err as { type?: unknown; length?: unknown };
       if (typed?.type === 'entity.too.large') {
         const size = typeof typed.length === 'number' ? ` (${typed.length} bytes)` : '';
@@ -166,25 +226,40 @@ export function createAdmissionApp(deps: AdmissionAppDeps): express.Express {
   });
 
   app.use((req, res) => {
-    res.status(404).json({ error: `no route for ${req.method} ${req.path.slice(0, 200)}` });
+    res.status(404).json({ error: `no route for ${echo(req.method)} ${echo(req.path)}` });
   });
 
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const message = err instanceof Error ? err.message : String(err);
+    const message = boundMessage(err instanceof Error ? err.message : String(err));
     logger.error('request failed', {
-      method: req.method,
-      path: req.path.slice(0, 200),
+      method: echo(req.method),
+      path: echo(req.path),
       error: message,
     });
     res.status(500).json({ error: message });
   });
 
   function start(webhook: AdmissionWebhook) {
-    return (_req: Request, res: Response, next: NextFunction): void => {
+    return (req: Request, res: Response, next: NextFunction): void => {
       const call: ReviewCall = { startedAt: process.hrtime.bigint(), webhook };
       res.locals.reviewCall = call;
-      res.once('finish', () => record(call, res.statusCode));
+      let recorded = false;
+      const once = (status: number): void => {
+        if (recorded) return;
+        recorded = true;
+        record(call, status);
+      };
+      res.once('finish', () => once(res.statusCode));
+      // Closed before the answer was written: a deadline (408, hooks/server/deadlines.ts) or the
+      // apiserver gave up (its webhook timeout): 499, client closed request.
+      res.once('close', () => {
+        if (recorded) return;
+        const timedOut = timeoutOf(req, res, bodySeconds);
+        if (timedOut !== undefined) call.error = timedOut;
+        else call.error ??= 'client closed the connection before the answer was sent';
+        once(timedOut !== undefined ? 408 : 499);
+      });
       next();
     };
   }
@@ -200,36 +275,44 @@ export function createAdmissionApp(deps: AdmissionAppDeps): express.Express {
     const object = (request?.object ?? request?.oldObject) as
       { metadata?: { name?: unknown } } | undefined;
     const name = request?.name || object?.metadata?.name;
-    metrics?.observe({
-      webhook: call.webhook,
-      kind: request?.kind?.kind,
-      operation: request?.operation,
-      result,
-      durationSeconds: durationMs / 1000,
-    });
+    // Not answered by the webhook's rules: shed (429, counted by kubecell_admission_shed_total),
+    // closed by a deadline (408) or by the apiserver (499). Logged, not counted as a review.
+    const unanswered = UNANSWERED[status];
+    if (unanswered === undefined) {
+      metrics?.observe({
+        webhook: call.webhook,
+        kind: request?.kind?.kind,
+        operation: request?.operation,
+        result,
+        durationSeconds: durationMs / 1000,
+      });
+    }
     const level = result === 'allowed' ? 'info' : result === 'error' ? 'error' : 'warn';
+    const shown = (value: unknown): string | undefined =>
+      typeof value === 'string' && value !== '' ? echo(value) : undefined;
     logger.log(level, 'admission review', {
       webhook: call.webhook,
-      uid: request?.uid,
-      kind: request?.kind?.kind,
-      operation: request?.operation,
-      namespace: request?.namespace || undefined,
-      name: typeof name === 'string' ? name.slice(0, 253) : undefined,
+      uid: shown(request?.uid),
+      kind: shown(request?.kind?.kind),
+      operation: shown(request?.operation),
+      namespace: shown(request?.namespace),
+      name: shown(name),
       dryRun: request?.dryRun || undefined,
       status,
-      result,
+      result: unanswered ?? result,
       ...(response?.patch !== undefined ? { patched: true } : {}),
       ...(response?.status !== undefined
-        ? { code: response.status.code, reason: response.status.message.slice(0, 2000) }
+        ? { code: response.status.code, reason: boundMessage(response.status.message, 2000) }
         : {}),
-      ...(call.error !== undefined ? { error: call.error.slice(0, 2000) } : {}),
+      ...(call.error !== undefined ? { error: boundMessage(call.error, 2000) } : {}),
       durationMs: Math.round(durationMs * 10) / 10,
     });
   }
 
   function fail(res: Response, status: number, message: string): void {
-    (res.locals.reviewCall as ReviewCall).error = message;
-    res.status(status).json({ error: message });
+    const bounded = boundMessage(message);
+    (res.locals.reviewCall as ReviewCall).error = bounded;
+    res.status(status).json({ error: bounded });
   }
 
   return app;

@@ -31,7 +31,17 @@ describe('admission webhook configuration', () => {
       expect(loadWebhookConfig({})).to.deep.equal({
         port: 9443,
         controllerNamespace: 'kubecell-system',
+        maxInflight: 64,
       });
+    });
+
+    it('reads KUBECELL_WEBHOOK_MAX_INFLIGHT (0 = no limit) and refuses a bad one', () => {
+      expect(loadWebhookConfig({ KUBECELL_WEBHOOK_MAX_INFLIGHT: '0' }).maxInflight).to.equal(0);
+      expect(loadWebhookConfig({ KUBECELL_WEBHOOK_MAX_INFLIGHT: '8' }).maxInflight).to.equal(8);
+      expect(configProblems({ KUBECELL_WEBHOOK_MAX_INFLIGHT: 'lots' })).to.deep.equal([
+        'KUBECELL_WEBHOOK_MAX_INFLIGHT="lots" is not a limit; set it to an integer from 0 ' +
+          '(no limit) to 100000 (default 64)',
+      ]);
     });
 
     it('enables HTTPS when both files are set', () => {
@@ -45,6 +55,7 @@ describe('admission webhook configuration', () => {
       ).to.deep.equal({
         port: 8443,
         controllerNamespace: 'platform',
+        maxInflight: 64,
         tls: { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key' },
       });
     });
@@ -154,6 +165,7 @@ describe('admission webhook configuration', () => {
       expect((role as { rules: unknown }).rules).to.deep.equal([
         { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
         { apiGroups: ['kubecell.io'], resources: ['virtualclusters'], verbs: ['list'] },
+        { apiGroups: ['kubecell.io'], resources: ['cells', 'virtualnodeclasses'], verbs: ['get'] },
       ]);
       expect((binding as { subjects: unknown }).subjects).to.deep.equal([
         { kind: 'ServiceAccount', name: 'kubecell-hooks', namespace: 'kubecell-system' },
@@ -165,7 +177,6 @@ describe('admission webhook configuration', () => {
         kind: string;
         metadata: { name: string; namespace: string };
         spec: Record<string, unknown>;
-        { apiGroups: ['kubecell.io'], resources: ['cells', 'virtualnodeclasses'], verbs: ['get'] },
       }>;
       const serving = docs.find(
         (d) => d.kind === 'Certificate' && d.metadata.name === 'kubecell-webhook',

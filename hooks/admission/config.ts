@@ -8,6 +8,11 @@
  * | `KUBECELL_TLS_CERT_FILE`        | (unset)           | PEM certificate (chain) of the HTTPS port |
  * | `KUBECELL_TLS_KEY_FILE`         | (unset)           | PEM private key of the HTTPS port         |
  * | `KUBECELL_CONTROLLER_NAMESPACE` | `kubecell-system` | The only namespace Cells may be created in |
+ * | `KUBECELL_WEBHOOK_MAX_INFLIGHT` | `64`             | Reviews in flight before new ones get 429 (0 = no limit) |
+ *
+ * The HTTPS port also follows the hook server's deadlines (`KUBECELL_HEADERS_TIMEOUT_SECONDS`,
+ * `KUBECELL_BODY_TIMEOUT_SECONDS`, `KUBECELL_REQUEST_TIMEOUT_SECONDS`, hooks/server/config.ts)
+ * and `Retry-After` (`KUBECELL_RETRY_AFTER_SECONDS`).
  *
  * HTTPS (and with it the webhook) is enabled when both files are set; setting only one is an
  * error. The files are re-read when they change (see tls.ts).
@@ -19,11 +24,16 @@ export interface WebhookConfig {
   /** Absent when the webhook is disabled (no TLS files configured). */
   tls?: { certFile: string; keyFile: string };
   controllerNamespace: string;
+  /** Reviews in flight before new ones are answered 429; 0 = no limit. */
+  maxInflight: number;
 }
 
 export const WEBHOOK_DEFAULTS = {
   KUBECELL_WEBHOOK_PORT: '9443',
   KUBECELL_CONTROLLER_NAMESPACE: SHARED_DEFAULTS.KUBECELL_CONTROLLER_NAMESPACE,
+  // The apiserver calls the webhooks about as often as objects are written; 64 reviews at once
+  // is far beyond that, and each is small (objects are at most 3 MiB).
+  KUBECELL_WEBHOOK_MAX_INFLIGHT: '64',
 } as const;
 
 /** Reads the webhook settings; throws a `ConfigError` listing every invalid variable. */
@@ -53,10 +63,16 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env): Webhook
   }
 
   const controllerNamespace = reader.controllerNamespace();
+  const maxInflight = reader.limit(
+    'KUBECELL_WEBHOOK_MAX_INFLIGHT',
+    Number(WEBHOOK_DEFAULTS.KUBECELL_WEBHOOK_MAX_INFLIGHT),
+    100_000,
+  );
   reader.finish();
   return {
     port,
     controllerNamespace,
+    maxInflight,
     ...(certFile !== undefined && keyFile !== undefined ? { tls: { certFile, keyFile } } : {}),
   };
 }

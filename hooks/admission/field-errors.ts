@@ -3,8 +3,12 @@
  * `spec.provisioner.type: Unsupported value: "Foo": supported values: "KubeVirt", "ClusterAPI"`,
  * `spec.cellRef: Required value`. ajv errors (JSON pointers) are converted here, with the path
  * written as the apiserver writes it: dotted fields, `[0]` for list items, `[key]` for map keys.
+ * What a message quotes from the object is bounded (hooks/server/echo.ts): values to
+ * MAX_VALUE_CHARS, each path segment to an echo, whole paths to MAX_FIELD_CHARS and details to
+ * MAX_DETAIL_CHARS, so that a 5 MB key or value never makes a 5 MB denial.
  */
 import type { ErrorObject } from 'ajv';
+import { boundMessage, echo } from '../server/echo.js';
 import type { RuleViolation } from '../validation/cel-rules.js';
 import type { SchemaNode } from './kinds.js';
 
@@ -50,14 +54,17 @@ export interface FieldError {
 }
 
 const MAX_VALUE_CHARS = 120;
+/** Longest field path shown; a path is a few dozen characters unless it holds long map keys. */
+export const MAX_FIELD_CHARS = 1024;
+/** Longest detail (what follows the type and value) of one error. */
+export const MAX_DETAIL_CHARS = 1024;
 
 /** A value as the apiserver shows it after `Invalid value:`; objects and lists by their type only. */
 export function renderValue(value: unknown): string {
   if (Array.isArray(value)) return '"array"';
   if (typeof value === 'object' && value !== null) return '"object"';
   if (value === undefined) return 'null';
-  const text = JSON.stringify(value);
-  return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS)}…` : text;
+  return echo(JSON.stringify(value), MAX_VALUE_CHARS);
 }
 
 /** Builds a field error; `value` is shown only when given (Required and Forbidden show none). */
@@ -67,10 +74,11 @@ export function fieldError(
   detail?: string,
   value?: { value: unknown },
 ): FieldError {
-  const parts = [field === '' ? '<root>' : field, type];
+  const path = echo(field, MAX_FIELD_CHARS);
+  const parts = [path === '' ? '<root>' : path, type];
   if (value !== undefined) parts.push(renderValue(value.value));
-  if (detail !== undefined && detail !== '') parts.push(detail);
-  return { field, type, reason: REASONS[type], message: parts.join(': ') };
+  if (detail !== undefined && detail !== '') parts.push(boundMessage(detail, MAX_DETAIL_CHARS));
+  return { field: path, type, reason: REASONS[type], message: parts.join(': ') };
 }
 
 /** The message without its leading `<field>: `, as in a `metav1.StatusCause`. */
@@ -102,14 +110,16 @@ function step(
   segment: string,
 ): { path: string; node: SchemaNode | undefined } {
   if (node?.items !== undefined && /^\d+$/.test(segment)) {
-    return { path: `${path}[${segment}]`, node: node.items };
+    return { path: `${path}[${echo(segment)}]`, node: node.items };
   }
   const property = node?.properties?.[segment];
+  // A field or key the schema does not know comes from the object: cut it to an echo.
+  const shown = echo(segment);
   if (property !== undefined || node?.properties !== undefined || !isMap(node)) {
-    return { path: path === '' ? segment : `${path}.${segment}`, node: property };
+    return { path: path === '' ? shown : `${path}.${shown}`, node: property };
   }
   return {
-    path: `${path}[${segment}]`,
+    path: `${path}[${shown}]`,
     node: typeof node?.additionalProperties === 'object' ? node.additionalProperties : undefined,
   };
 }
@@ -314,7 +324,12 @@ export function fromRuleViolations(
     const info = rules.get(violation.rule);
     const type = CEL_REASON_TYPES[info?.reason ?? 'FieldValueInvalid'] ?? 'Invalid value';
     if (type === 'Invalid value' || isEvaluationFailure(violation) || !info?.message) {
-      return { field: violation.field, type, reason: REASONS[type], message: violation.message };
+      return {
+        field: echo(violation.field, MAX_FIELD_CHARS),
+        type,
+        reason: REASONS[type],
+        message: boundMessage(violation.message, MAX_FIELD_CHARS + MAX_DETAIL_CHARS),
+      };
     }
     return fieldError(violation.field, type, info.message);
   });

@@ -159,12 +159,22 @@ describe('hook server process with the admission webhook (hooks/main.ts)', funct
     expect(started.lines().map((l) => l.msg)).to.include('hook server stopped');
   });
 
-  it('runs without the webhook when no TLS files are set', async () => {
+  it('runs without the webhook when no TLS files are set, and warns that it does', async () => {
     started = start({});
     await waitForLine(started, 'hook server listening');
-    expect(started.lines().map((l) => l.msg)).to.include(
-      'admission webhook disabled: set KUBECELL_TLS_CERT_FILE and KUBECELL_TLS_KEY_FILE to serve it',
-    );
+    const warning = started
+      .lines()
+      .find(
+        (l) =>
+          l.msg ===
+          'admission webhook disabled: set KUBECELL_TLS_CERT_FILE and KUBECELL_TLS_KEY_FILE to serve it',
+      );
+    expect(warning).to.deep.include({
+      level: 'warn',
+      unset: ['KUBECELL_TLS_CERT_FILE', 'KUBECELL_TLS_KEY_FILE'],
+    });
+    expect(String(warning?.effect)).to.include('failurePolicy: Fail');
+    expect(String(warning?.fix)).to.include('kubecell-webhook-tls');
   });
 
   it('exits 2 on half a TLS configuration, 1 when the certificate cannot be read', async () => {

@@ -3,10 +3,14 @@
  * answer the apiserver expects (same uid; a `status` when denying; a base64 JSONPatch when
  * mutating).
  */
+import { boundMessage, echo, quoted } from '../server/echo.js';
 import { causeMessage, type FieldError } from './field-errors.js';
 import { GROUP } from './kinds.js';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
+
+/** Longest `request.uid` accepted (the apiserver's are 36-character UUIDs). */
+export const MAX_UID_CHARS = 128;
 
 export interface GroupVersionKind {
   group: string;
@@ -64,8 +68,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** A field of an untrusted body, for a message: a string cut short, or only its JSON type. */
 function shown(value: unknown): string {
-  if (typeof value === 'string')
-    return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value);
+  if (typeof value === 'string') return quoted(value, 100);
   if (value === undefined || value === null) return 'null';
   return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }
@@ -101,6 +104,16 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
   if (typeof request.uid !== 'string' || request.uid === '') {
     return { ok: false, message: 'AdmissionReview request.uid is required (a non-empty string)' };
   }
+  // The answer must carry the uid back whole, so a long one cannot be cut like other echoes: it
+  // is refused. The apiserver's uids are UUIDs (36 characters).
+  if (request.uid.length > MAX_UID_CHARS) {
+    return {
+      ok: false,
+      message:
+        `AdmissionReview request.uid is ${request.uid.length} characters long; the apiserver ` +
+        `sends a UUID, and at most ${MAX_UID_CHARS} characters are accepted`,
+    };
+  }
   const kind = isObject(request.kind) ? request.kind : undefined;
   return {
     ok: true,
@@ -133,15 +146,21 @@ export function allow(uid: string, extra: Partial<AdmissionResponse> = {}): Admi
   return { uid, allowed: true, ...extra };
 }
 
-/** A denial that is not about fields: a malformed request (400) or a failed lookup (500). */
+/**
+ * A denial that is not about fields: a malformed request (400) or a failed lookup (500). The
+ * message is bounded (hooks/server/echo.ts), whatever it quotes.
+ */
 export function deny(
   uid: string,
   code: number,
   reason: string,
   message: string,
 ): AdmissionResponse {
-  return { uid, allowed: false, status: { code, reason, message } };
+  return { uid, allowed: false, status: { code, reason, message: boundMessage(message) } };
 }
+
+/** Field errors listed in a denial; the rest are counted. */
+export const MAX_LISTED_ERRORS = 20;
 
 /**
  * A denial listing field errors, shaped like the apiserver's own 422 Invalid:
@@ -161,19 +180,21 @@ export function invalidStatus(
   name: string | undefined,
   errors: readonly FieldError[],
 ): AdmissionStatus {
-  const list =
-    errors.length === 1
-      ? (errors[0]?.message ?? '')
-      : `[${errors.map((e) => e.message).join(', ')}]`;
+  const listed = errors.slice(0, MAX_LISTED_ERRORS);
+  const more = errors.length - listed.length;
+  const messages = listed.map((e) => e.message);
+  if (more > 0) messages.push(`and ${more} more error${more === 1 ? '' : 's'}`);
+  const list = messages.length === 1 ? (messages[0] ?? '') : `[${messages.join(', ')}]`;
+  const shownName = name === undefined ? undefined : echo(name);
   return {
     code: 422,
     reason: 'Invalid',
-    message: `${kind}.${GROUP} ${JSON.stringify(name ?? '')} is invalid: ${list}`,
+    message: boundMessage(`${kind}.${GROUP} ${quoted(name ?? '')} is invalid: ${list}`, 16_384),
     details: {
       group: GROUP,
       kind,
-      ...(name !== undefined ? { name } : {}),
-      causes: errors.map((e) => ({ reason: e.reason, message: causeMessage(e), field: e.field })),
+      ...(shownName !== undefined ? { name: shownName } : {}),
+      causes: listed.map((e) => ({ reason: e.reason, message: causeMessage(e), field: e.field })),
     },
   };
 }

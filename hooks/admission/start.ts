@@ -2,9 +2,11 @@
  * Wiring for hooks/main.ts: starts the admission webhooks' HTTPS listener when TLS files are
  * configured, with the real cluster lookup (KUBECONFIG when set, else the in-cluster
  * ServiceAccount, else ~/.kube/config: kube-api.ts) and the admission metrics on the hook
- * server's registry.
+ * server's registry. Without TLS files the webhook is not served, and a warning says so: the
+ * webhook configurations fail closed, so every KubeCell create and update would be refused.
  */
 import type { Registry } from 'prom-client';
+import type { Deadlines } from '../server/deadlines.js';
 import type { Logger } from '../server/logger.js';
 import { createAdmissionApp } from './app.js';
 import type { WebhookConfig } from './config.js';
@@ -21,7 +23,15 @@ export interface StartAdmissionOptions {
   /** Defaults to the Kubernetes API (lookup.ts, credentials from kube-api.ts). */
   lookup?: ClusterLookup;
   pollIntervalMs?: number;
+  /** The hook server's deadlines (hooks/server/config.ts); they apply to the HTTPS port too. */
+  deadlines?: Deadlines;
+  /** `Retry-After` of a shed review (KUBECELL_RETRY_AFTER_SECONDS). */
+  retryAfterSeconds?: number;
 }
+
+/** The warning logged at start-up when the webhook is not served. */
+export const WEBHOOK_DISABLED =
+  'admission webhook disabled: set KUBECELL_TLS_CERT_FILE and KUBECELL_TLS_KEY_FILE to serve it';
 
 /** The running webhook server, or undefined when no TLS files are configured. */
 export async function startAdmissionWebhook(
@@ -29,9 +39,16 @@ export async function startAdmissionWebhook(
 ): Promise<WebhookServer | undefined> {
   const { config, logger } = options;
   if (config.tls === undefined) {
-    logger.info(
-      'admission webhook disabled: set KUBECELL_TLS_CERT_FILE and KUBECELL_TLS_KEY_FILE to serve it',
-    );
+    logger.warn(WEBHOOK_DISABLED, {
+      port: config.port,
+      unset: ['KUBECELL_TLS_CERT_FILE', 'KUBECELL_TLS_KEY_FILE'],
+      effect:
+        'no HTTPS listener: if the KubeCell webhook configurations are installed, the ' +
+        'apiserver refuses every create and update of a KubeCell object (failurePolicy: Fail); ' +
+        'if they are not, objects are not checked and VirtualClusters, plans and GPUCellPools ' +
+        'get no labels',
+      fix: 'mount the Secret kubecell-webhook-tls and set both variables (docs/security.md, "TLS")',
+    });
     return undefined;
   }
   let lookup = options.lookup;
@@ -48,6 +65,10 @@ export async function startAdmissionWebhook(
     logger,
     metrics: createAdmissionMetrics(options.registry),
     controllerNamespace: config.controllerNamespace,
+    maxInflight: config.maxInflight,
+    retryAfterSeconds: options.retryAfterSeconds,
+    deadlines: options.deadlines,
+    registry: options.registry,
   });
   return startWebhookServer({
     app,
@@ -55,5 +76,6 @@ export async function startAdmissionWebhook(
     tls: config.tls,
     logger,
     pollIntervalMs: options.pollIntervalMs,
+    deadlines: options.deadlines,
   });
 }

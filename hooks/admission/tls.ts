@@ -13,6 +13,8 @@ import { createServer, type Server } from 'node:https';
 import type { RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
+import { DEFAULT_DEADLINES } from '../server/config.js';
+import { deadlineServerOptions, type Deadlines } from '../server/deadlines.js';
 import type { Logger } from '../server/logger.js';
 
 export interface TlsFiles {
@@ -32,6 +34,11 @@ export interface WebhookServerOptions {
   tls: TlsFiles;
   logger: Logger;
   pollIntervalMs?: number;
+  /**
+   * Headers and body deadlines of the HTTPS server (hooks/server/deadlines.ts); the defaults of
+   * hooks/server/config.ts when absent. The request deadline is the app's (app.ts).
+   */
+  deadlines?: Deadlines;
 }
 
 export interface WebhookServer {
@@ -108,10 +115,16 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   let current = await readPair(files);
   checkPair(current, files);
 
-  const server = createServer({ ...current, minVersion: MIN_TLS_VERSION }, options.app);
-  // The apiserver keeps idle connections to webhooks for 90 s; outlive them (see hooks/main.ts).
-  server.keepAliveTimeout = 95_000;
-  server.headersTimeout = 96_000;
+  // The apiserver keeps idle connections to webhooks for 90 s; the keep-alive timeout outlives
+  // them, while a request must arrive within the deadlines (hooks/server/deadlines.ts).
+  const server = createServer(
+    {
+      ...current,
+      minVersion: MIN_TLS_VERSION,
+      ...deadlineServerOptions(options.deadlines ?? DEFAULT_DEADLINES),
+    },
+    options.app,
+  );
 
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error): void => reject(err);

@@ -3,8 +3,18 @@
  * variable takes its default; a bad value is collected as a problem that names the variable, what
  * it must be and the default, and `finish()` throws one ConfigError listing them all, so the
  * server refuses to start (exit code 2) instead of running on a guess.
+ *
+ * ConfigError is defined here and re-exported by hooks/server/config.ts, where most modules
+ * import it from.
  */
-import { ConfigError } from '../server/config.js';
+
+/** Every problem found in the environment, each naming its variable and the fix. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
 
 /** Settings several controllers and the webhook share: one name, one default, one meaning. */
 export const SHARED_DEFAULTS = {
@@ -60,6 +70,18 @@ export class EnvReader {
     this.#problems.push(
       `${name}=${JSON.stringify(text)} is not a duration; set it to a whole number of seconds from ` +
         `${min} to ${max} (default ${fallback})`,
+    );
+    return fallback;
+  }
+
+  /** A limit on things in flight: a whole number in [0, max], 0 meaning no limit. */
+  limit(name: string, fallback: number, max: number): number {
+    const text = this.text(name, String(fallback));
+    const value = /^\d+$/.test(text) ? Number(text) : NaN;
+    if (value >= 0 && value <= max) return value;
+    this.#problems.push(
+      `${name}=${JSON.stringify(text)} is not a limit; set it to an integer from 0 (no limit) to ` +
+        `${max} (default ${fallback})`,
     );
     return fallback;
   }

@@ -8,8 +8,10 @@
  *
  * Every problem names the field, e.g. `request.parent: required`,
  * `request.object.metadata.name: required` or
- * `request.children["Service.v1"]: must be an object, got array`.
+ * `request.children["Service.v1"]: must be an object, got array`. Nothing from the body is
+ * quoted whole: map keys are cut by `keySegment`, other values by `quoted` (hooks/server/echo.ts).
  */
+import { quoted } from '../server/echo.js';
 import { isJsonObject, jsonTypeOf, keySegment } from './json.js';
 import {
   objectKey,
@@ -231,7 +233,7 @@ function checkObjectMap(value: unknown, path: string, problems: string[]): Objec
         const expected = objectKey({ metadata: { name: metadata.name, namespace } });
         if (expected !== key) {
           problems.push(
-            `${objPath}: key must be the object's namespace/name ${JSON.stringify(expected)} ` +
+            `${objPath}: key must be the object's namespace/name ${quoted(expected)} ` +
               '(Metacontroller hook version v2; is the hook declared with version: v2?)',
           );
         }

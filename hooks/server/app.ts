@@ -15,9 +15,11 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { isJsonObject, summarizeProblems } from '../metacontroller/json.js';
 import { checkResponse } from '../metacontroller/response-shape.js';
 import { describeBodyError } from './body-errors.js';
-import { DEFAULTS, type ServerConfig } from './config.js';
+import { DEFAULT_DEADLINES, DEFAULTS, type ServerConfig } from './config.js';
+import { requestDeadline, timeoutOf } from './deadlines.js';
+import { boundMessage, echo } from './echo.js';
 import { logHookCall, type Logger, type ParentIdentity } from './logger.js';
-import { createLoadShedder } from './load-shedding.js';
+import { createLoadShedder, isShedError } from './load-shedding.js';
 import { describeMalformedRequest } from './malformed-input.js';
 import type { HookMetrics } from './metrics.js';
 import { Readiness } from './readiness.js';
@@ -28,8 +30,9 @@ export interface AppDeps {
   logger: Logger;
   metrics: HookMetrics;
   config: Pick<ServerConfig, 'bodyLimit' | 'bodyLimitBytes'> &
-    // Load shedding; unset means the defaults (64 in flight, Retry-After 1 s).
-    Partial<Pick<ServerConfig, 'maxInflight' | 'retryAfterSeconds'>>;
+    // Load shedding and deadlines; unset means the defaults (64 in flight, Retry-After 1 s,
+    // hooks/server/config.ts DEFAULTS).
+    Partial<Pick<ServerConfig, 'maxInflight' | 'retryAfterSeconds' | 'deadlines'>>;
   /** Defaults to a Readiness that is already ready (convenient in tests). */
   readiness?: Readiness;
 }
@@ -68,28 +71,39 @@ export function createApp(deps: AppDeps): express.Express {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
-  const jsonBody = express.json({ limit: config.bodyLimitBytes });
-
-  // --- load shedding: after the route is known, before the body is read (hooks/server/load-shedding.ts)
+  // --- load shedding: a slot once the body is received, before it is parsed (hooks/server/load-shedding.ts)
   const shedder = createLoadShedder({
     maxInflight: config.maxInflight ?? Number(DEFAULTS.KUBECELL_MAX_INFLIGHT),
     retryAfterSeconds: config.retryAfterSeconds ?? Number(DEFAULTS.KUBECELL_RETRY_AFTER_SECONDS),
     registry: metrics.registry,
-    reject: (res, message) => fail(res, 429, message),
     labelsOf: (_req, res) => {
-      const resolved = callOf(res).resolved as ResolvedHook;
+      const resolved = callOf(res as Response).resolved as ResolvedHook;
       return { controller: resolved.controller, hook: resolved.hook };
     },
   });
   // --- end load shedding
 
+  const jsonBody = express.json({ limit: config.bodyLimitBytes, verify: shedder.verify });
+  const { bodySeconds, requestSeconds } = config.deadlines ?? DEFAULT_DEADLINES;
+
   app.post(
     '/hooks/:controller/:hook',
-    startCall(logger, metrics),
+    startCall(logger, metrics, bodySeconds),
     resolveHook(registry),
-    shedder.middleware,
+    requestDeadline(requestSeconds),
     jsonBody,
-    runHook,
+    async (req: Request, res: Response): Promise<void> => {
+      // A call with a body was admitted by `verify` (a no-op here); runHook answers one without
+      // a body (400, 415) at once, without a handler.
+      if (req.body !== undefined) {
+        const admission = shedder.admit(req, res);
+        if (!admission.ok) {
+          fail(res, 429, admission.message);
+          return;
+        }
+      }
+      await runHook(req, res);
+    },
     hookErrors(config.bodyLimit),
   );
 
@@ -101,16 +115,16 @@ export function createApp(deps: AppDeps): express.Express {
   });
 
   app.use((req, res) => {
-    res.status(404).json({ error: `no route for ${req.method} ${truncate(req.path, 200)}` });
+    res.status(404).json({ error: `no route for ${echo(req.method)} ${echo(req.path)}` });
   });
 
   // Anything not handled above: answer 500 as JSON, log it, keep serving.
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const message = errorMessage(err);
+    const message = boundMessage(errorMessage(err));
     logger.error('request failed', {
-      method: req.method,
-      path: truncate(req.path, 200),
+      method: echo(req.method),
+      path: echo(req.path),
       error: message,
     });
     res.status(500).json({ error: message });
@@ -130,12 +144,12 @@ function callOf(res: Response): HookCall {
 }
 
 /** Records the start time and arranges for exactly one log line and metric sample. */
-function startCall(logger: Logger, metrics: HookMetrics) {
+function startCall(logger: Logger, metrics: HookMetrics, bodySeconds: number) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const call: HookCall = {
       startedAt: process.hrtime.bigint(),
-      controller: truncate(String(req.params.controller), MAX_SEGMENT_CHARS),
-      hook: truncate(String(req.params.hook), MAX_SEGMENT_CHARS),
+      controller: echo(String(req.params.controller), MAX_SEGMENT_CHARS),
+      hook: echo(String(req.params.hook), MAX_SEGMENT_CHARS),
     };
     res.locals.hookCall = call;
 
@@ -161,12 +175,17 @@ function startCall(logger: Logger, metrics: HookMetrics) {
       });
     };
     res.once('finish', () => record(res.statusCode));
-    // The caller went away before the answer was written, e.g. Metacontroller's
-    // hook timeout (10 s by default) fired. 499 as in nginx: client closed request.
+    // The connection closed before the answer was written. Either a deadline closed it
+    // (hooks/server/deadlines.ts: 408, as Node answers a late body), or the caller went away,
+    // e.g. Metacontroller's hook timeout (10 s by default) fired: 499 as in nginx, client
+    // closed request.
+    // (`res.writableFinished` cannot tell: an answer written after the socket closed counts as
+    // finished, yet emits no 'finish'.)
     res.once('close', () => {
-      if (!res.writableFinished) {
-        record(499, call.error ?? 'client closed the connection before the answer was sent');
-      }
+      if (recorded) return;
+      const timedOut = timeoutOf(req, res, bodySeconds);
+      if (timedOut !== undefined) record(408, timedOut);
+      else record(499, call.error ?? 'client closed the connection before the answer was sent');
     });
     next();
   };
@@ -196,7 +215,7 @@ async function runHook(req: Request, res: Response): Promise<void> {
       fail(
         res,
         415,
-        `request body must be JSON (Content-Type: application/json), got ${truncate(String(req.get('content-type')), 100)}`,
+        `request body must be JSON (Content-Type: application/json), got ${echo(String(req.get('content-type')), 100)}`,
       );
     } else {
       fail(res, 400, 'request body is required (Content-Type: application/json)');
@@ -266,6 +285,11 @@ function failUnexpectedly(res: Response, hook: ResolvedHook, body: unknown, err:
 function hookErrors(bodyLimit: string) {
   return (err: unknown, _req: Request, res: Response, next: NextFunction): void => {
     if (res.headersSent) return next(err);
+    if (isShedError(err)) {
+      // body-parser's verify found no free slot; Retry-After is set.
+      fail(res, 429, err.message);
+      return;
+    }
     const answer = describeBodyError(err, bodyLimit);
     if (answer !== undefined) {
       fail(res, answer.status, answer.message);
@@ -276,9 +300,11 @@ function hookErrors(bodyLimit: string) {
   };
 }
 
+/** Answers an error; the message is bounded, whatever it quotes from the request (echo.ts). */
 function fail(res: Response, status: number, message: string): void {
-  callOf(res).error = message;
-  res.status(status).json({ error: message });
+  const bounded = boundMessage(message);
+  callOf(res).error = bounded;
+  res.status(status).json({ error: bounded });
 }
 
 /** kind, namespace, name and uid of `parent`, when they are strings. Nothing else is read. */
@@ -288,19 +314,14 @@ function parentIdentity(body: unknown): ParentIdentity | undefined {
   if (!isJsonObject(parent)) return undefined;
   const metadata = isJsonObject(parent.metadata) ? parent.metadata : {};
   const identity: ParentIdentity = {};
-  if (typeof parent.kind === 'string') identity.kind = truncate(parent.kind, 253);
-  if (typeof metadata.namespace === 'string')
-    identity.namespace = truncate(metadata.namespace, 253);
-  if (typeof metadata.name === 'string') identity.name = truncate(metadata.name, 253);
-  if (typeof metadata.uid === 'string') identity.uid = truncate(metadata.uid, 64);
+  if (typeof parent.kind === 'string') identity.kind = echo(parent.kind);
+  if (typeof metadata.namespace === 'string') identity.namespace = echo(metadata.namespace);
+  if (typeof metadata.name === 'string') identity.name = echo(metadata.name);
+  if (typeof metadata.uid === 'string') identity.uid = echo(metadata.uid, 64);
   return identity;
 }
 
 function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message || err.name;
   return String(err);
-}
-
-function truncate(value: string, max: number): string {
-  return value.length > max ? `${value.slice(0, max)}…` : value;
 }

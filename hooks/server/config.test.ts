@@ -10,6 +10,7 @@ describe('hook server config', () => {
       logLevel: 'info',
       maxInflight: 64,
       retryAfterSeconds: 1,
+      deadlines: { headersSeconds: 10, bodySeconds: 20, requestSeconds: 30 },
     });
   });
 
@@ -27,6 +28,7 @@ describe('hook server config', () => {
       logLevel: 'debug',
       maxInflight: 64,
       retryAfterSeconds: 1,
+      deadlines: { headersSeconds: 10, bodySeconds: 20, requestSeconds: 30 },
     });
   });
 
@@ -52,6 +54,41 @@ describe('hook server config', () => {
     }
   });
   // --- end load shedding
+
+  // --- deadlines (hooks/server/deadlines.ts)
+  it('reads the headers, body and request deadlines', () => {
+    expect(
+      loadConfig({
+        KUBECELL_HEADERS_TIMEOUT_SECONDS: '5',
+        KUBECELL_BODY_TIMEOUT_SECONDS: '5',
+        KUBECELL_REQUEST_TIMEOUT_SECONDS: '120',
+      }).deadlines,
+    ).to.deep.equal({ headersSeconds: 5, bodySeconds: 5, requestSeconds: 120 });
+  });
+
+  it('refuses a deadline out of range, and one shorter than the deadline it includes', () => {
+    for (const value of ['0', '-1', '2.5', '3601', 'soon']) {
+      expect(() => loadConfig({ KUBECELL_HEADERS_TIMEOUT_SECONDS: value }), value).to.throw(
+        ConfigError,
+        /KUBECELL_HEADERS_TIMEOUT_SECONDS=.* is not a duration; .*from 1 to 3600 \(default 10\)/,
+      );
+    }
+    let error: unknown;
+    try {
+      loadConfig({ KUBECELL_BODY_TIMEOUT_SECONDS: '5', KUBECELL_REQUEST_TIMEOUT_SECONDS: '4' });
+    } catch (err) {
+      error = err;
+    }
+    expect((error as ConfigError).problems).to.deep.equal([
+      'KUBECELL_BODY_TIMEOUT_SECONDS=5 is shorter than KUBECELL_HEADERS_TIMEOUT_SECONDS=10; each ' +
+        'deadline includes the one before it (headers <= body <= request): raise ' +
+        'KUBECELL_BODY_TIMEOUT_SECONDS or lower KUBECELL_HEADERS_TIMEOUT_SECONDS',
+      'KUBECELL_REQUEST_TIMEOUT_SECONDS=4 is shorter than KUBECELL_BODY_TIMEOUT_SECONDS=5; each ' +
+        'deadline includes the one before it (headers <= body <= request): raise ' +
+        'KUBECELL_REQUEST_TIMEOUT_SECONDS or lower KUBECELL_BODY_TIMEOUT_SECONDS',
+    ]);
+  });
+  // --- end deadlines
 
   it('treats empty variables as unset', () => {
     expect(loadConfig({ KUBECELL_PORT: '', KUBECELL_LOG_LEVEL: '  ' }).port).to.equal(8080);

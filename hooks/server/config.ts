@@ -1,3 +1,6 @@
+import { ConfigError, EnvReader } from '../config/env-reader.js';
+import type { Deadlines } from './deadlines.js';
+
 /**
  * Hook server settings, read once at startup from the environment.
  *
@@ -8,6 +11,12 @@
  * | `KUBECELL_LOG_LEVEL`  | `info`  | error, warn, info, http, verbose, debug, silly  |
  * | `KUBECELL_MAX_INFLIGHT` | `64`  | Hook calls in flight before new ones get 429 (0 = no limit) |
  * | `KUBECELL_RETRY_AFTER_SECONDS` | `1` | `Retry-After` of a 429 answer (1-3600) |
+ * | `KUBECELL_HEADERS_TIMEOUT_SECONDS` | `10` | A request's headers must arrive within this (both ports) |
+ * | `KUBECELL_BODY_TIMEOUT_SECONDS` | `20` | A request's body must arrive within this of its first byte (both ports) |
+ * | `KUBECELL_REQUEST_TIMEOUT_SECONDS` | `30` | A call's answer must be written within this (both ports) |
+ *
+ * The deadlines (hooks/server/deadlines.ts says why these defaults) apply to the admission
+ * webhook's HTTPS port too; they must not decrease: headers <= body <= request.
  *
  * The body limit is generous on purpose: a Cell's sync request carries every
  * Node and Pod on its machines, about 30 MB for 1000 Nodes.
@@ -29,6 +38,8 @@ export interface ServerConfig {
   /** `Retry-After` seconds of a 429 answer. */
   retryAfterSeconds: number;
   // --- end load shedding
+  /** How long clients may take (hooks/server/deadlines.ts); both ports. */
+  deadlines: Deadlines;
 }
 
 export const DEFAULTS = {
@@ -37,28 +48,32 @@ export const DEFAULTS = {
   KUBECELL_LOG_LEVEL: 'info',
   KUBECELL_MAX_INFLIGHT: '64',
   KUBECELL_RETRY_AFTER_SECONDS: '1',
+  KUBECELL_HEADERS_TIMEOUT_SECONDS: '10',
+  KUBECELL_BODY_TIMEOUT_SECONDS: '20',
+  KUBECELL_REQUEST_TIMEOUT_SECONDS: '30',
 } as const;
 
-/** Every problem found in the environment, each naming its variable and the fix. */
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
+
+/** The deadlines when nothing is configured (the DEFAULTS above, as numbers). */
+export const DEFAULT_DEADLINES: Deadlines = {
+  headersSeconds: Number(DEFAULTS.KUBECELL_HEADERS_TIMEOUT_SECONDS),
+  bodySeconds: Number(DEFAULTS.KUBECELL_BODY_TIMEOUT_SECONDS),
+  requestSeconds: Number(DEFAULTS.KUBECELL_REQUEST_TIMEOUT_SECONDS),
+};
+
+/** The longest deadline accepted, in seconds (an hour: far beyond any hook timeout). */
+const MAX_DEADLINE_SECONDS = 3600;
 
 /** Reads the settings; throws a `ConfigError` listing every invalid variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
-  const problems: string[] = [];
-  const read = (name: keyof typeof DEFAULTS): string => {
-    const value = env[name]?.trim();
-    return value === undefined || value === '' ? DEFAULTS[name] : value;
-  };
+  const reader = new EnvReader(env);
+  const read = (name: keyof typeof DEFAULTS): string => reader.text(name, DEFAULTS[name]);
 
   const portText = read('KUBECELL_PORT');
   const port = /^\d+$/.test(portText) ? Number(portText) : NaN;
   if (!(port >= 0 && port <= 65535)) {
-    problems.push(
+    reader.problem(
       `KUBECELL_PORT=${JSON.stringify(portText)} is not a port; set it to an integer from 0 to 65535 ` +
         `(default ${DEFAULTS.KUBECELL_PORT})`,
     );
@@ -67,7 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const bodyLimit = read('KUBECELL_BODY_LIMIT');
   const bodyLimitBytes = parseByteSize(bodyLimit);
   if (bodyLimitBytes === undefined) {
-    problems.push(
+    reader.problem(
       `KUBECELL_BODY_LIMIT=${JSON.stringify(bodyLimit)} is not a size; set it to a positive ` +
         `number with an optional unit b, kb, mb or gb, e.g. 64mb (default ${DEFAULTS.KUBECELL_BODY_LIMIT})`,
     );
@@ -75,35 +90,68 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
 
   const logLevel = read('KUBECELL_LOG_LEVEL').toLowerCase();
   if (!isLogLevel(logLevel)) {
-    problems.push(
+    reader.problem(
       `KUBECELL_LOG_LEVEL=${JSON.stringify(logLevel)} is not a log level; set it to one of ` +
         `${LOG_LEVELS.join(', ')} (default ${DEFAULTS.KUBECELL_LOG_LEVEL})`,
     );
   }
 
   // --- load shedding
-  const maxInflightText = read('KUBECELL_MAX_INFLIGHT');
-  const maxInflight = /^\d+$/.test(maxInflightText) ? Number(maxInflightText) : NaN;
-  if (!(maxInflight >= 0 && maxInflight <= 100_000)) {
-    problems.push(
-      `KUBECELL_MAX_INFLIGHT=${JSON.stringify(maxInflightText)} is not a limit; set it to an ` +
-        `integer from 0 (no limit) to 100000 (default ${DEFAULTS.KUBECELL_MAX_INFLIGHT})`,
-    );
-  }
+  const maxInflight = reader.limit(
+    'KUBECELL_MAX_INFLIGHT',
+    Number(DEFAULTS.KUBECELL_MAX_INFLIGHT),
+    100_000,
+  );
   const retryAfterText = read('KUBECELL_RETRY_AFTER_SECONDS');
   const retryAfterSeconds = /^\d+$/.test(retryAfterText) ? Number(retryAfterText) : NaN;
   if (!(retryAfterSeconds >= 1 && retryAfterSeconds <= 3600)) {
-    problems.push(
+    reader.problem(
       `KUBECELL_RETRY_AFTER_SECONDS=${JSON.stringify(retryAfterText)} is not a delay; set it to ` +
         `an integer number of seconds from 1 to 3600 (default ${DEFAULTS.KUBECELL_RETRY_AFTER_SECONDS})`,
     );
   }
   // --- end load shedding
 
-  if (problems.length > 0 || bodyLimitBytes === undefined || !isLogLevel(logLevel)) {
-    throw new ConfigError(problems);
+  const deadlines = readDeadlines(reader);
+
+  // Throws when any check above failed, so the values below are the checked ones.
+  reader.finish();
+  return {
+    port,
+    bodyLimit,
+    bodyLimitBytes: bodyLimitBytes as number,
+    logLevel: logLevel as LogLevel,
+    maxInflight,
+    retryAfterSeconds,
+    deadlines,
+  };
+}
+
+/** The three deadlines, each 1 s to an hour, none shorter than the one before it. */
+function readDeadlines(reader: EnvReader): Deadlines {
+  const seconds = (name: keyof typeof DEFAULTS): number =>
+    reader.seconds(name, Number(DEFAULTS[name]), 1, MAX_DEADLINE_SECONDS);
+  const deadlines: Deadlines = {
+    headersSeconds: seconds('KUBECELL_HEADERS_TIMEOUT_SECONDS'),
+    bodySeconds: seconds('KUBECELL_BODY_TIMEOUT_SECONDS'),
+    requestSeconds: seconds('KUBECELL_REQUEST_TIMEOUT_SECONDS'),
+  };
+  const order: Array<[string, number]> = [
+    ['KUBECELL_HEADERS_TIMEOUT_SECONDS', deadlines.headersSeconds],
+    ['KUBECELL_BODY_TIMEOUT_SECONDS', deadlines.bodySeconds],
+    ['KUBECELL_REQUEST_TIMEOUT_SECONDS', deadlines.requestSeconds],
+  ];
+  for (let i = 1; i < order.length; i++) {
+    const [before, shorter] = order[i - 1] as [string, number];
+    const [name, value] = order[i] as [string, number];
+    if (value < shorter) {
+      reader.problem(
+        `${name}=${value} is shorter than ${before}=${shorter}; each deadline includes the one ` +
+          `before it (headers <= body <= request): raise ${name} or lower ${before}`,
+      );
+    }
   }
-  return { port, bodyLimit, bodyLimitBytes, logLevel, maxInflight, retryAfterSeconds };
+  return deadlines;
 }
 
 const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };

@@ -4,10 +4,13 @@
  *
  * Never log a request body, a child, a related object or Secret data: hook
  * requests carry kubeconfigs and join tokens. Log lines are built only from
- * the explicit fields below.
+ * the explicit fields below. Every string of a line is bounded (echo.ts): a
+ * value echoed from a request (a name, an error quoting it) cannot make a line
+ * longer than a few kilobytes.
  */
 import winston from 'winston';
 import type { LogLevel } from './config.js';
+import { boundFields, boundMessage, echo } from './echo.js';
 
 export type Logger = winston.Logger;
 
@@ -15,13 +18,15 @@ export type Logger = winston.Logger;
 const MESSAGE = Symbol.for('message');
 
 const jsonLine = winston.format((info) => {
-  const { level, message, timestamp, ...fields } = info;
+  const { level, message, timestamp, ...rest } = info;
+  const msg = typeof message === 'string' ? boundMessage(message) : message;
   let line: string;
   try {
-    line = JSON.stringify({ timestamp, level, msg: message, ...fields });
+    const fields = boundFields(rest);
+    line = JSON.stringify({ timestamp, level, msg, ...fields });
   } catch {
     // A field that cannot be serialized must not take the logger down.
-    line = JSON.stringify({ timestamp, level, msg: message, logError: 'unserializable fields' });
+    line = JSON.stringify({ timestamp, level, msg, logError: 'unserializable fields' });
   }
   (info as unknown as Record<symbol, unknown>)[MESSAGE] = line;
   return info;
@@ -78,11 +83,21 @@ export function logHookCall(logger: Logger, record: HookCallRecord): void {
   logger.log(level, 'hook call', {
     controller: record.controller,
     hook: record.hook,
-    parent: record.parent ?? {},
+    parent: boundIdentity(record.parent),
     durationMs: Math.round(record.durationMs * 10) / 10,
     status: record.status,
     outcome,
-    ...(record.error !== undefined ? { error: record.error } : {}),
-    ...(record.stack !== undefined ? { stack: record.stack } : {}),
+    ...(record.error !== undefined ? { error: boundMessage(record.error) } : {}),
+    ...(record.stack !== undefined ? { stack: boundMessage(record.stack) } : {}),
   });
+}
+
+/** The parent's identity with each part cut to an echo's length (names are at most 253). */
+export function boundIdentity(parent: ParentIdentity | undefined): ParentIdentity {
+  const bounded: ParentIdentity = {};
+  for (const key of ['kind', 'namespace', 'name', 'uid'] as const) {
+    const value = parent?.[key];
+    if (typeof value === 'string') bounded[key] = echo(value);
+  }
+  return bounded;
 }

@@ -1,7 +1,9 @@
 import { KINDS, type KindName } from '../admission/kinds.js';
 import { validateObject } from '../admission/validate-object.js';
 import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
+import { summarizeProblems } from '../metacontroller/json.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
+import { echo } from './echo.js';
 import type { CompositeHooks } from './registry.js';
 
 /**
@@ -15,9 +17,9 @@ export function requireValidSpec(kind: KindName, parent: KubernetesObject): void
   const spec = (parent as KubernetesObject & { spec?: unknown }).spec;
   const errors = validateObject(KINDS[kind], { apiVersion, kind: parentKind, metadata, spec });
   if (errors.length > 0) {
-    const where = [metadata.namespace, metadata.name].filter(Boolean).join('/');
+    const where = echo([metadata.namespace, metadata.name].filter(Boolean).join('/'));
     throw new InvalidHookInputError(
-      `${kind} ${where} is invalid: ${errors.map((error) => error.message).join('; ')}`,
+      `${kind} ${where} is invalid: ${summarizeProblems(errors.map((error) => error.message))}`,
     );
   }
 }

@@ -155,9 +155,13 @@ describe('install manifests', () => {
     it('puts every namespaced object in kubecell-system', () => {
       const misplaced = objects
         .filter((object) =>
-          ['Deployment', 'Service', 'ServiceAccount', 'PodDisruptionBudget'].includes(
-            String(object.kind),
-          ),
+          [
+            'Deployment',
+            'Service',
+            'ServiceAccount',
+            'PodDisruptionBudget',
+            'NetworkPolicy',
+          ].includes(String(object.kind)),
         )
         .filter((object) => namespaceOf(object) !== NAMESPACE)
         .map((object) => `${String(object.kind)}/${String((object.metadata as Json).name)}`);
@@ -238,6 +242,68 @@ describe('install manifests', () => {
       expect(mount?.readOnly).to.equal(true);
       expect(envValue('KUBECELL_TLS_CERT_FILE')).to.equal(`${String(mount?.mountPath)}/tls.crt`);
       expect(envValue('KUBECELL_TLS_KEY_FILE')).to.equal(`${String(mount?.mountPath)}/tls.key`);
+    });
+  });
+
+  describe('the hook server NetworkPolicy (issue 15, finding 1)', () => {
+    const policy = findObject(objects, 'NetworkPolicy', 'kubecell-hooks');
+    const policySpec = policy.spec as Json;
+    const rules = policySpec.ingress as Json[];
+    const rulesFor = (port: string): Json[] =>
+      rules.filter((rule) => ((rule.ports ?? []) as Json[]).some((entry) => entry.port === port));
+
+    it('selects the hook server Pods, for ingress only', () => {
+      expect(namespaceOf(policy)).to.equal(NAMESPACE);
+      expect((policySpec.podSelector as Json).matchLabels).to.deep.equal(podLabels);
+      expect(policySpec.policyTypes).to.deep.equal(['Ingress']);
+    });
+
+    it('names only container ports the server listens on, every rule limited to a port', () => {
+      for (const rule of rules) {
+        const ports = (rule.ports ?? []) as Json[];
+        expect(ports, 'a rule without ports opens every port').to.have.length.greaterThan(0);
+        for (const entry of ports) {
+          expect(entry.protocol).to.equal('TCP');
+          containerPort(entry.port);
+        }
+      }
+      expect(containerPort('http')).to.equal(
+        Number(envValue('KUBECELL_PORT') ?? DEFAULTS.KUBECELL_PORT),
+      );
+      expect(containerPort('webhook')).to.equal(
+        Number(envValue('KUBECELL_WEBHOOK_PORT') ?? WEBHOOK_DEFAULTS.KUBECELL_WEBHOOK_PORT),
+      );
+    });
+
+    it("admits only Metacontroller's namespace to the hook port", () => {
+      const http = rulesFor('http');
+      expect(http).to.have.length(1);
+      expect(http[0]?.from).to.deep.equal([
+        { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'metacontroller' } } },
+      ]);
+      // The same namespace the ClusterRoleBinding binds Metacontroller's ServiceAccount in.
+      const binding = findObject(objects, 'ClusterRoleBinding', 'kubecell-metacontroller');
+      expect((binding.subjects as Json[]).map((subject) => subject.namespace)).to.deep.equal([
+        'metacontroller',
+      ]);
+    });
+
+    it('leaves the webhook port open to the apiserver, wherever its calls come from', () => {
+      const webhook = rulesFor('webhook');
+      expect(webhook).to.have.length(1);
+      expect(webhook[0]?.from).to.equal(undefined);
+      const text = readFileSync(
+        path.join(repoRoot, 'manifests/hook-server/networkpolicy.yaml'),
+        'utf8',
+      );
+      // The file says why, what bounds it, and how to narrow it.
+      for (const words of [
+        'KUBECELL_WEBHOOK_MAX_INFLIGHT',
+        'KUBECELL_BODY_TIMEOUT_SECONDS',
+        'ipBlock',
+      ]) {
+        expect(text).to.include(words);
+      }
     });
   });
 
