@@ -41,11 +41,17 @@ function describeAnswer(res: RawResponse): string {
   return `${res.status} ${res.text.slice(0, 500)}`;
 }
 
-/** A hook's answer: 4xx with a JSON error, or 200 with a response Metacontroller accepts. */
+/**
+ * A hook's answer: 4xx with a JSON error, or 200 with a response Metacontroller accepts. 429
+ * (with Retry-After) is a VirtualCluster copy that looks stale: children just created, no
+ * snapshot (hooks/metacontroller/retry-later.ts).
+ */
 function expectHookAnswer(route: Route, res: RawResponse, what: string): void {
   expect(res.status, `${route.path} ${what}: ${describeAnswer(res)}`).to.be.oneOf([
-    200, 400, 404, 405, 413, 415,
+    200, 400, 404, 405, 413, 415, 429,
   ]);
+  if (res.status === 429)
+    expect(res.headers['retry-after'], `${route.path} ${what}`).to.match(/^\d+$/);
   const body = JSON.parse(res.text) as Record<string, unknown>;
   if (res.status === 200) {
     expect(checkResponse(route.responseKind, body), `${route.path} ${what}`).to.deep.equal([]);
