@@ -402,11 +402,16 @@ describe('schemas', () => {
         .map((s) => (s.doc.metadata as JsonObject).name);
       const hosted = new Map<string, string>();
       // Objects a KubeCell sample needs beside it: host namespaces, a pool's join Secret, the
-      // Multus network a pool names.
+      // Multus network a pool names, the DRA claims a pool's cells take their GPU from, and the
+      // Cluster API templates a Cluster API pool clones.
       const supporting = new Map([
         ['Namespace', 'v1'],
         ['Secret', 'v1'],
         ['NetworkAttachmentDefinition', 'k8s.cni.cncf.io/v1'],
+        ['ResourceClaimTemplate', 'resource.k8s.io/v1'],
+        ['ResourceClaim', 'resource.k8s.io/v1'],
+        ['KubeadmConfigTemplate', 'bootstrap.cluster.x-k8s.io/v1beta2'],
+        ['KubevirtMachineTemplate', 'infrastructure.cluster.x-k8s.io/v1alpha1'],
       ]);
       for (const { file, doc } of samples) {
         if (supporting.has(String(doc.kind))) {
