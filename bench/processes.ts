@@ -18,7 +18,7 @@ export interface Server {
 /** Linux reports CPU time in clock ticks; 100 per second on every mainstream kernel. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
-function cpuMsOf(pid: number | undefined): number | undefined {
+export function cpuMsOf(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

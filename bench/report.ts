@@ -4,6 +4,26 @@ import os from 'node:os';
 import type { ApiserverResult } from './apiserver.js';
 import type { ScalingGrowth, ScalingResult } from './cell-scaling.js';
 import type { HttpCaseResult } from './http.js';
+import type { FlagSetResult, MetacontrollerResult, Stats, WaveResult } from './metacontroller.js';
+
+export const PARTS = ['http', 'scaling', 'apiserver', 'metacontroller'] as const;
+export type Part = (typeof PARTS)[number];
+/** Where each part's figures are in Results. */
+export const RESULT_KEYS = {
+  http: 'http',
+  scaling: 'cellScaling',
+  apiserver: 'apiserver',
+  metacontroller: 'metacontroller',
+} as const satisfies Record<Part, keyof Results>;
+
+/** A part whose figures were kept from an earlier run (`--only` ran other parts). */
+export interface KeptPart {
+  part: Part;
+  date: string;
+  gitCommit?: string;
+  /** 1-minute load average at the start and end of that run. */
+  loadAverage: [number, number];
+}
 
 export interface Machine {
   date: string;
@@ -44,7 +64,7 @@ export interface Target {
   name: string;
   limit: string;
   measured: string;
-  met: boolean | 'not measured';
+  met: boolean | 'not measured' | 'no limit';
 }
 
 export interface Results {
@@ -53,6 +73,9 @@ export interface Results {
   http?: HttpCaseResult[];
   cellScaling?: ScalingResult;
   apiserver?: ApiserverResult;
+  metacontroller?: MetacontrollerResult;
+  /** Parts kept from earlier runs, with the run each came from. */
+  kept?: KeptPart[];
   targets: Target[];
   notes: string[];
 }
@@ -106,13 +129,173 @@ export function targets(results: Omit<Results, 'targets'>): Target[] {
       : 'not run',
     met: results.cellScaling ? results.cellScaling.noFasterThanFloor : 'not measured',
   });
-  list.push({
-    name: 'apply → children through Metacontroller',
-    limit: '—',
-    measured: 'not measured: Metacontroller cannot be built here (Go module proxy 403)',
-    met: 'not measured',
-  });
+  list.push(metacontrollerTarget(results.metacontroller));
   return list;
+}
+
+const seconds = (ms: number | undefined) =>
+  ms === undefined || Number.isNaN(ms)
+    ? '–'
+    : ms < 10_000
+      ? (ms / 1000).toFixed(2)
+      : (ms / 1000).toFixed(1);
+const spread = (stat: Stats) =>
+  `${seconds(stat.medianMs)} / ${seconds(stat.p90Ms)} / ${seconds(stat.maxMs)}`;
+
+/** The wave of `size` VirtualClusters of a flag set. */
+function waveOf(set: FlagSetResult | undefined, size: number): WaveResult | undefined {
+  return set?.waves.find((wave) => wave.virtualClusters === size);
+}
+
+/** time(set) ÷ time(default) for one figure of the same wave size, measured in the same run. */
+export function metacontrollerRatio(
+  result: MetacontrollerResult,
+  setName: string,
+  size: number,
+  pick: (wave: WaveResult) => number,
+): number | undefined {
+  const base = waveOf(
+    result.flagSets.find((set) => set.name === 'default'),
+    size,
+  );
+  const other = waveOf(
+    result.flagSets.find((set) => set.name === setName),
+    size,
+  );
+  return base && other ? pick(other) / pick(base) : undefined;
+}
+
+function metacontrollerTarget(result: MetacontrollerResult | undefined): Target {
+  const name = 'apply → Ready through Metacontroller, 50 VirtualClusters at once';
+  if (!result?.measured) {
+    return {
+      name,
+      limit: '—',
+      measured: result ? `not measured: ${result.reason ?? 'unknown'}` : 'not run',
+      met: 'not measured',
+    };
+  }
+  const size = Math.max(
+    ...result.flagSets.flatMap((set) => set.waves.map((w) => w.virtualClusters)),
+  );
+  const parts = result.flagSets.map((set) => {
+    const wave = waveOf(set, size);
+    const factor =
+      set.name === 'default'
+        ? ''
+        : ` (${ratio(metacontrollerRatio(result, set.name, size, (w) => w.allReadyMs))})`;
+    return `${set.name}: all ${size} Ready in ${seconds(wave?.allReadyMs)} s${factor}`;
+  });
+  return {
+    name: name.replace('50', String(size)),
+    limit: '—',
+    measured: parts.join('; '),
+    met: 'no limit',
+  };
+}
+
+function hookCallsText(calls: Record<string, number>): string {
+  return Object.entries(calls)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, count]) => `${key} ${count}`)
+    .join(', ');
+}
+
+function metacontrollerMarkdown(result: MetacontrollerResult): string[] {
+  const lines: string[] = ['## Apply → Ready through Metacontroller', ''];
+  if (!result.measured) {
+    lines.push(`Not measured: ${result.reason ?? 'unknown reason'}.`, '');
+    return lines;
+  }
+  lines.push(
+    `Metacontroller ${result.metacontrollerVersion} (server-side apply) and KubeCell's controllers on the real control plane, one fresh stack per flag set; the outside world simulated (test/simulate): one Cell with ${result.setup.profileNodes} Nodes, k3k serving each Cluster at its next poll (every ${result.setup.k3kIntervalMs} ms). N host namespaces first, then N VirtualClusters applied one after another. Times in seconds: median / p90 / max over the VirtualClusters of the wave.`,
+    '',
+    '| Flag set | Flags | Metacontroller ran with (its log) | Its requests while idle (API discovery, per s) | Load average (1 min) start / end |',
+    '| --- | --- | --- | --- | --- |',
+  );
+  for (const set of result.flagSets) {
+    const effective = set.effective
+      ? `workers ${set.effective.workers ?? '?'}, client-go-qps ${set.effective.clientGoQps ?? '?'}, client-go-burst ${set.effective.clientGoBurst ?? '?'}`
+      : '–';
+    lines.push(
+      `| ${set.name} (${set.description}) | \`${set.args.join(' ')}\` | ${effective} | ${set.discoveryRequestsPerSecond ?? '–'} | ${set.loadAverageStart[0]} / ${set.loadAverageEnd[0]} |`,
+    );
+  }
+  lines.push(
+    '',
+    '| Flag set | VirtualClusters | Apply → children (k3k Cluster exists) | k3k served → VirtualCluster Ready | Apply → Ready | Applying all (first create sent → last answered) | All Ready (first create sent → last Ready) |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  );
+  for (const set of result.flagSets) {
+    for (const wave of set.waves) {
+      lines.push(
+        `| ${set.name} | ${wave.virtualClusters} | ${spread(wave.toChildren)} | ${spread(wave.servedToReady)} | ${spread(wave.toReady)} | ${seconds(wave.applyWallMs)} | **${seconds(wave.allReadyMs)}** |`,
+      );
+    }
+  }
+  const others = result.flagSets.filter((set) => set.name !== 'default');
+  if (others.length > 0) {
+    lines.push(
+      '',
+      'Effect of the flags: time with the flag set ÷ time with the defaults, same run (below 1 = faster).',
+      '',
+      '| VirtualClusters | Flag set | Apply → children (median) | Served → Ready (median) | Apply → Ready (median) | Apply → Ready (p90) | All Ready |',
+      '| --- | --- | --- | --- | --- | --- | --- |',
+    );
+    const sizes = [
+      ...new Set(result.flagSets.flatMap((set) => set.waves.map((w) => w.virtualClusters))),
+    ];
+    for (const size of sizes) {
+      for (const set of others) {
+        const r = (pick: (wave: WaveResult) => number) =>
+          ratio(metacontrollerRatio(result, set.name, size, pick));
+        lines.push(
+          `| ${size} | ${set.name} | ${r((w) => w.toChildren.medianMs)} | ${r((w) => w.servedToReady.medianMs)} | ${r((w) => w.toReady.medianMs)} | ${r((w) => w.toReady.p90Ms)} | **${r((w) => w.allReadyMs)}** |`,
+        );
+      }
+    }
+  }
+  lines.push(
+    '',
+    'What the wave cost, from the first apply until every VirtualCluster was Ready: hook calls answered (the hook server’s `kubecell_hook_requests_total`), Metacontroller’s requests to the apiserver (client-go’s `rest_client_requests_total`, by method and code; in brackets their number and rate over the wave), the rate limiter (client-go’s token bucket): the requests beyond Metacontroller’s API discovery (its rate while Metacontroller had nothing to do, measured for 10 s after the stack started, × the wave’s duration; discovery has a rate limiter of its own) against the most the bucket lets through, burst + QPS × the wave’s duration — equal means the limiter set the pace for the whole wave —, its client-side throttling waits over 1 s (the only ones it logs), its VirtualCluster work queue (keys added; mean wait in the queue and mean time a worker spent on a key, in seconds), and CPU seconds.',
+    '',
+    '| Flag set | VirtualClusters | Host namespaces’ baseline before (s) | Hook calls | VirtualCluster syncs per VirtualCluster | Metacontroller API requests | Rate limiter: requests beyond discovery / cap | Throttled > 1 s (longest) | VirtualCluster queue: adds, wait / work (s) | CPU s: Metacontroller / hook server / apiserver + etcd | Load average (1 min) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  );
+  for (const set of result.flagSets) {
+    for (const wave of set.waves) {
+      const vcSyncs = wave.hookCalls['virtualcluster/sync'] ?? 0;
+      const failures = Object.keys(wave.hookFailures).length
+        ? `; not 200: ${hookCallsText(wave.hookFailures)}`
+        : '';
+      const api = Object.entries(wave.apiRequests)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([key, count]) => `${key} ${count}`)
+        .join(', ');
+      const requests = Object.values(wave.apiRequests).reduce((a, b) => a + b, 0);
+      const rate = (requests / (wave.allReadyMs / 1000)).toFixed(1);
+      const beyondDiscovery = Math.round(
+        requests - (set.discoveryRequestsPerSecond ?? 0) * (wave.allReadyMs / 1000),
+      );
+      const limiter =
+        wave.rateLimiterCap === undefined || set.discoveryRequestsPerSecond === undefined
+          ? '–'
+          : `${beyondDiscovery} / ${wave.rateLimiterCap}`;
+      const cpu = (name: string) => ((wave.cpuMs[name] ?? NaN) / 1000).toFixed(1);
+      const apiserverCpu = (
+        ((wave.cpuMs.kubeApiserver ?? NaN) + (wave.cpuMs.etcd ?? NaN)) /
+        1000
+      ).toFixed(1);
+      const queue = wave.queue
+        ? `${wave.queue.adds}, ${wave.queue.meanWaitSeconds} / ${wave.queue.meanWorkSeconds}`
+        : '–';
+      lines.push(
+        `| ${set.name} | ${wave.virtualClusters} | ${seconds(wave.hostNamespacesMs)} | ${hookCallsText(wave.hookCalls)}${failures} | ${(vcSyncs / wave.virtualClusters).toFixed(1)} | ${api} (${requests}, ${rate}/s) | ${limiter} | ${wave.throttledOver1s.count} (${wave.throttledOver1s.maxSeconds} s) | ${queue} | ${cpu('metacontroller')} / ${cpu('hookServer')} / ${apiserverCpu} | ${wave.loadAverage[0]} → ${wave.loadAverage[1]} |`,
+      );
+    }
+  }
+  lines.push('');
+  return lines;
 }
 
 export function markdown(results: Results): string {
@@ -134,6 +317,13 @@ export function markdown(results: Results): string {
   );
   if (m.gitCommit)
     lines.push(`| Commit | ${m.gitCommit}${m.gitDirty ? ' (with uncommitted changes)' : ''} |`);
+  const ran = Array.isArray(results.settings.parts) ? (results.settings.parts as string[]) : [];
+  if (ran.length > 0) lines.push(`| Parts measured in this run | ${ran.join(', ')} |`);
+  for (const kept of results.kept ?? []) {
+    lines.push(
+      `| Part ${kept.part} kept from the run of | ${kept.date}${kept.gitCommit ? `, commit ${kept.gitCommit}` : ''}, load average ${kept.loadAverage[0]} / ${kept.loadAverage[1]} |`,
+    );
+  }
   lines.push('');
 
   lines.push('## Targets', '', '| Target | Limit | Measured | Met |', '| --- | --- | --- | --- |');
@@ -198,8 +388,7 @@ export function markdown(results: Results): string {
 
   if (results.apiserver) {
     const a = results.apiserver;
-    lines.push('## End to end with the real control plane', '');
-    lines.push(`**Not measured:** ${a.notMeasured}`, '');
+    lines.push('## The apiserver accepting the children (without Metacontroller)', '');
     if (!a.measured) {
       lines.push(`Apiserver figures not measured either: ${a.reason ?? 'unknown reason'}.`, '');
     } else {
@@ -227,6 +416,8 @@ export function markdown(results: Results): string {
       lines.push('');
     }
   }
+
+  if (results.metacontroller) lines.push(...metacontrollerMarkdown(results.metacontroller));
 
   if (results.notes.length > 0) {
     lines.push('## Notes', '');

@@ -1,27 +1,39 @@
 /**
  * `npm run bench`: the KubeCell benchmark. Writes bench/results.json and bench/results.md.
  *
- *   npm run bench                         everything (about 5 minutes on 2 cores)
- *   npm run bench -- --only=http,scaling  some parts: http, scaling, apiserver
+ *   npm run bench                         everything (about 20 minutes on 2 cores)
+ *   npm run bench -- --only=http,scaling  some parts: http, scaling, apiserver, metacontroller
  *   npm run bench -- --quick              shorter runs and sizes, to try the harness
  *
+ * With --only, the parts not run are kept from the previous bench/results.json (each with the
+ * date, commit and load of the run that measured it), so results.md always shows every part.
+ *
  * Parts (method and discussion in docs/performance.md):
- *   http       hooks over HTTP with autocannon, against the real hook server and the floor
- *   scaling    Cell sync time and memory for 10 to 5,000 Nodes, against the floor
- *   apiserver  server-side apply and deletion of VirtualCluster children on a real apiserver
+ *   http            hooks over HTTP with autocannon, against the real hook server and the floor
+ *   scaling         Cell sync time and memory for 10 to 5,000 Nodes, against the floor
+ *   apiserver       server-side apply and deletion of VirtualCluster children on a real apiserver
+ *   metacontroller  apply → Ready of 1 and 50 VirtualClusters through the real Metacontroller,
+ *                   with its default flags and with raised ones (about 15 minutes)
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as prettier from 'prettier';
 import { runApiserverBenchmark } from './apiserver.js';
 import { runCellScaling } from './cell-scaling.js';
 import { runHttpBenchmark } from './http.js';
+import { FLAG_SETS, runMetacontrollerBenchmark } from './metacontroller.js';
 import { REPO_ROOT } from './processes.js';
-import { machine, markdown, targets, type Results } from './report.js';
-
-const PARTS = ['http', 'scaling', 'apiserver'] as const;
-type Part = (typeof PARTS)[number];
+import {
+  machine,
+  markdown,
+  targets,
+  RESULT_KEYS,
+  type KeptPart,
+  type Part,
+  type Results,
+  PARTS,
+} from './report.js';
 
 function parseArgs(argv: string[]): { parts: Set<Part>; quick: boolean } {
   let parts = new Set<Part>(PARTS);
@@ -50,6 +62,48 @@ function log(line: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 }
 
+const RESULTS_JSON = path.join(REPO_ROOT, 'bench', 'results.json');
+
+/**
+ * With --only: the parts this run did not measure are taken from the previous results.json,
+ * with the run they came from (a part kept there already keeps its own origin).
+ */
+function keepEarlierParts(results: Omit<Results, 'targets'>, ran: Set<Part>): void {
+  if (ran.size === PARTS.length || !existsSync(RESULTS_JSON)) return;
+  let previous: Results;
+  try {
+    previous = JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as Results;
+  } catch {
+    return;
+  }
+  const kept: KeptPart[] = [];
+  for (const part of PARTS) {
+    if (ran.has(part)) continue;
+    const key = RESULT_KEYS[part];
+    if (previous[key] === undefined) continue;
+    (results as Record<string, unknown>)[key] = previous[key];
+    // Runs before the metacontroller part existed said here that Metacontroller was not measured.
+    if (part === 'apiserver' && results.apiserver) delete results.apiserver.notMeasured;
+    const settings = previous.settings[part];
+    if (settings !== undefined) results.settings[part] = settings;
+    const origin = previous.kept?.find((entry) => entry.part === part);
+    kept.push(
+      origin ?? {
+        part,
+        date: previous.machine.date,
+        ...(previous.machine.gitCommit === undefined
+          ? {}
+          : { gitCommit: previous.machine.gitCommit }),
+        loadAverage: [
+          previous.machine.loadAverageStart[0] ?? NaN,
+          previous.machine.loadAverageEnd?.[0] ?? NaN,
+        ],
+      },
+    );
+  }
+  if (kept.length > 0) results.kept = kept;
+}
+
 async function main(): Promise<void> {
   const { parts, quick } = parseArgs(process.argv.slice(2));
   const settings = {
@@ -64,6 +118,14 @@ async function main(): Promise<void> {
     },
     scaling: { sizes: quick ? [10, 100, 1000] : [10, 100, 1000, 5000], podsPerNode: 20 },
     apiserver: { single: quick ? 1 : 5, many: 50, manyRepetitions: quick ? 1 : 3 },
+    metacontroller: {
+      sizes: quick ? [1, 10] : [1, 50],
+      flagSets: quick
+        ? FLAG_SETS.filter((set) => set.name === 'default' || set.name === 'raised')
+        : FLAG_SETS,
+      profileNodes: 4,
+      k3kIntervalMs: 100,
+    },
   };
   const results: Omit<Results, 'targets'> = { machine: machine(), settings, notes: [] };
   log(
@@ -83,6 +145,12 @@ async function main(): Promise<void> {
   if (parts.has('apiserver')) {
     results.apiserver = await runApiserverBenchmark({ log, ...settings.apiserver });
   }
+  if (parts.has('metacontroller')) {
+    results.metacontroller = await runMetacontrollerBenchmark({
+      log,
+      ...settings.metacontroller,
+    });
+  }
 
   results.machine.loadAverageEnd = os.loadavg().map((value) => Math.round(value * 100) / 100);
   const busy = Math.max(
@@ -91,16 +159,17 @@ async function main(): Promise<void> {
   );
   if (busy > results.machine.cores * 0.5) {
     results.notes.push(
-      `The machine was busy: 1-minute load average ${results.machine.loadAverageStart[0]} at the start and ${results.machine.loadAverageEnd[0]} at the end on ${results.machine.cores} cores (other work was running). Absolute figures are pessimistic; hook and floor were measured alternately under the same conditions, so the ratios are the figures to compare.`,
+      `The machine was busy: 1-minute load average ${results.machine.loadAverageStart[0]} at the start and ${results.machine.loadAverageEnd[0]} at the end on ${results.machine.cores} cores (other work was running) during this run's parts (${[...parts].join(', ')}). Absolute figures are pessimistic; the ratios are the figures to compare: hook and floor were measured alternately under the same conditions, and each Metacontroller flag set against the defaults in the same run (the load during each wave is in its table).`,
     );
   }
+  keepEarlierParts(results, parts);
   if (results.http) {
     results.notes.push(
       'Autocannon runs in the benchmark process on the same machine as the server: at concurrency 64 client and server share the cores, which adds the same client cost to hook and floor and pulls the time-per-request ratios toward 1. The CPU-per-request ratio counts the server process alone and is not affected.',
     );
   }
   const complete: Results = { ...results, targets: targets(results) };
-  await writeFormatted(path.join(REPO_ROOT, 'bench', 'results.json'), JSON.stringify(complete));
+  await writeFormatted(RESULTS_JSON, JSON.stringify(complete));
   await writeFormatted(path.join(REPO_ROOT, 'bench', 'results.md'), markdown(complete));
   for (const target of complete.targets)
     log(
