@@ -13,6 +13,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runCli } from '../../hooks/cli/validate.js';
+import { backticked, readRepoFile, tables, withoutFences } from './markdown.js';
 import { repoRoot, runtimeSources } from './support.js';
 
 const SKIPPED_DIRS = new Set(['node_modules', '.cache', '.git', 'dist']);
@@ -29,35 +30,12 @@ function walk(dir: string): string[] {
   return files.sort();
 }
 
-const read = (file: string): string => readFileSync(path.join(repoRoot, file), 'utf8');
 const isGenerated = (file: string): boolean =>
-  /Code generated .*DO NOT EDIT/.test(read(file).split('\n', 3).join('\n'));
+  /Code generated .*DO NOT EDIT/.test(readRepoFile(file).split('\n', 3).join('\n'));
 
 const ALL_MARKDOWN = walk('.').filter((file) => file.endsWith('.md'));
 /** Written by hand: the generated API reference is checked by `npm run verify` instead. */
 const MARKDOWN = ALL_MARKDOWN.filter((file) => !isGenerated(file));
-
-/** The text with fenced code blocks blanked (line numbers kept). */
-function withoutFences(text: string): string {
-  let fence: string | undefined;
-  return text
-    .split('\n')
-    .map((line) => {
-      const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
-      if (fence === undefined && marker !== undefined) {
-        fence = marker;
-        return '';
-      }
-      if (fence !== undefined) {
-        if (marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length) {
-          fence = undefined;
-        }
-        return '';
-      }
-      return line;
-    })
-    .join('\n');
-}
 
 /** Inline code spans blanked, so a link written as code is not taken for a link. */
 function withoutCodeSpans(line: string): string {
@@ -94,7 +72,7 @@ interface Link {
 
 function linksOf(file: string): Link[] {
   const links: Link[] = [];
-  withoutFences(read(file))
+  withoutFences(readRepoFile(file))
     .split('\n')
     .forEach((raw, index) => {
       const line = withoutCodeSpans(raw);
@@ -125,7 +103,7 @@ function deadLink({ file, target }: Link): string | undefined {
   const absolute = path.join(repoRoot, resolved);
   if (!existsSync(absolute)) return `${target}: ${resolved} does not exist`;
   if (anchor !== undefined && resolved.endsWith('.md') && statSync(absolute).isFile()) {
-    if (!headingAnchors(read(resolved)).has(anchor)) {
+    if (!headingAnchors(readRepoFile(resolved)).has(anchor)) {
       return `${target}: ${resolved} has no heading #${anchor}`;
     }
   }
@@ -153,7 +131,7 @@ async function knownTokens(): Promise<Set<string>> {
   const tokens = new Set<string>();
   const declares = /export const (\w+)/g;
   for (const file of runtimeSources('hooks')) {
-    const names = [...read(file).matchAll(declares)]
+    const names = [...readRepoFile(file).matchAll(declares)]
       .map((match) => match[1] as string)
       .filter((name) => TOKEN_EXPORT.test(name));
     if (names.length === 0) continue;
@@ -201,47 +179,9 @@ async function codeDefaults(): Promise<Map<string, Set<string>>> {
 }
 
 const CAMEL_TOKEN = /^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)*$/;
-const backticked = (text: string): string[] =>
-  [...text.matchAll(/`([^`]+)`/g)].map((match) => match[1] as string);
-
-interface Table {
-  file: string;
-  line: number;
-  header: string[];
-  rows: string[][];
-}
-
-function cells(line: string): string[] {
-  return line
-    .trim()
-    .replace(/^\|/, '')
-    .replace(/\|$/, '')
-    .split(/(?<!\\)\|/)
-    .map((cell) => cell.trim());
-}
-
-function tablesOf(file: string): Table[] {
-  const lines = withoutFences(read(file)).split('\n');
-  const tables: Table[] = [];
-  for (let i = 0; i + 1 < lines.length; i++) {
-    const header = lines[i] as string;
-    if (!header.trim().startsWith('|') || !/^\s*\|?\s*:?-{3,}/.test(lines[i + 1] as string)) {
-      continue;
-    }
-    const table: Table = { file, line: i + 1, header: cells(header), rows: [] };
-    let j = i + 2;
-    for (; j < lines.length && (lines[j] as string).trim().startsWith('|'); j++) {
-      table.rows.push(cells(lines[j] as string));
-    }
-    tables.push(table);
-    i = j;
-  }
-  return tables;
-}
-
 /** The text of `### sub` inside `## section` of a Markdown file. */
 function subsection(file: string, section: string, sub: string): string {
-  const text = read(file);
+  const text = readRepoFile(file);
   const start = text.indexOf(`\n## ${section}\n`);
   if (start === -1) throw new Error(`${file} has no "## ${section}"`);
   const end = text.indexOf('\n## ', start + 1);
@@ -325,7 +265,7 @@ describe('documentation', () => {
   describe('every samples/ path a doc names exists and passes kubecell validate', () => {
     const referenced = new Map<string, string[]>();
     for (const file of MARKDOWN) {
-      const text = read(file);
+      const text = readRepoFile(file);
       for (const match of text.matchAll(/(?<![\w-])((?:\.\.\/)*samples\/[\w./-]*)(.?)/g)) {
         const [, raw = '', next = ''] = match;
         if (['*', '<', '{', '$'].includes(next)) continue; // a pattern, not a path
@@ -374,7 +314,7 @@ describe('documentation', () => {
       const unknown: string[] = [];
       let checked = 0;
       for (const file of MARKDOWN) {
-        for (const table of tablesOf(file)) {
+        for (const table of tables(readRepoFile(file))) {
           const columns = table.header
             .map((title, index) => [title.replace(/`/g, ''), index] as const)
             .filter(([title]) => TOKEN_COLUMN.test(title))
@@ -411,10 +351,10 @@ describe('documentation', () => {
         ...runtimeSources('scripts'),
         ...runtimeSources('test'),
       ]
-        .map(read)
+        .map(readRepoFile)
         .join('\n');
       const unknown = MARKDOWN.flatMap((file) =>
-        [...read(file).matchAll(/\bKUBECELL_[A-Z0-9_]*[A-Z0-9]\b/g)]
+        [...readRepoFile(file).matchAll(/\bKUBECELL_[A-Z0-9_]*[A-Z0-9]\b/g)]
           .map((match) => match[0])
           .filter((name) => !sources.includes(name))
           .map((name) => `${file}: ${name}`),
@@ -426,7 +366,7 @@ describe('documentation', () => {
       const wrong: string[] = [];
       let checked = 0;
       for (const file of MARKDOWN) {
-        for (const table of tablesOf(file)) {
+        for (const table of tables(readRepoFile(file))) {
           const titles = table.header.map((title) => title.replace(/`/g, '').toLowerCase());
           const variable = titles.indexOf('variable');
           const fallback = titles.indexOf('default');
@@ -467,7 +407,7 @@ describe('documentation', () => {
     });
 
     it('separates "Using KubeCell" from "Why it is built this way"', () => {
-      const text = read(index);
+      const text = readRepoFile(index);
       const using = text.indexOf('\n## Using KubeCell');
       const why = text.indexOf('\n## Why it is built this way');
       expect(using).to.be.greaterThan(-1);
@@ -486,7 +426,7 @@ describe('documentation', () => {
       'Dockerfile',
     ];
     const found = files.flatMap((file) =>
-      read(file)
+      readRepoFile(file)
         .split('\n')
         .flatMap((line, index) =>
           PRIVATE_PATHS.some((pattern) => pattern.test(line))
