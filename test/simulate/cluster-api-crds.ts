@@ -10,8 +10,8 @@
 // annotated with where it comes from, and is installed only where the CRD is missing (a real one
 // is left alone). Used by `npm run local-up -- --simulate` (startSimulation's
 // `clusterAPIStandInCrds`).
-import { KubeClient, resourcePath, type KubeObject } from './kube-client.js';
-import { waitFor } from './support.js';
+import type { KubeClient, KubeObject } from './kube-client.js';
+import { ensureCrds, permissiveCrd } from './support.js';
 
 export const CLUSTER_API_INSTALLER_FIELD_MANAGER = 'simulated-cluster-api-installer';
 
@@ -50,52 +50,12 @@ export const CLUSTER_API_STAND_IN_KINDS: readonly StandInKind[] = [
   },
 ];
 
-const CRD_API_VERSION = 'apiextensions.k8s.io/v1';
-
-function crdPath(name: string): string {
-  return resourcePath({ apiVersion: CRD_API_VERSION, resource: 'customresourcedefinitions', name });
-}
-
-/** A permissive, namespaced stand-in CRD for `kind` (pure). */
+/** A permissive stand-in for `kind`'s CRD. Pure. */
 export function permissiveStandInCrd(kind: StandInKind): KubeObject {
-  return {
-    apiVersion: CRD_API_VERSION,
-    kind: 'CustomResourceDefinition',
-    metadata: {
-      name: `${kind.plural}.${kind.group}`,
-      labels: { 'kubecell.io/test-stand-in': 'permissive' },
-      annotations: {
-        'kubecell.io/simulated-by': `test/simulate/cluster-api-crds.ts: NOT the CRD of ${kind.provider}, a permissive stand-in`,
-      },
-    },
-    spec: {
-      group: kind.group,
-      names: {
-        kind: kind.kind,
-        listKind: `${kind.kind}List`,
-        plural: kind.plural,
-        singular: kind.kind.toLowerCase(),
-      },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: kind.version,
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-          },
-          subresources: { status: {} },
-        },
-      ],
-    },
-  };
-}
-
-function established(crd: KubeObject | undefined): boolean {
-  const conditions = (crd?.status as { conditions?: { type: string; status: string }[] })
-    ?.conditions;
-  return conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+  return permissiveCrd(
+    { ...kind, scope: 'Namespaced' },
+    `test/simulate/cluster-api-crds.ts: NOT the CRD of ${kind.provider}, a permissive stand-in`,
+  );
 }
 
 /**
@@ -107,19 +67,12 @@ export async function ensureClusterAPIStandInCrds(
   kinds: readonly StandInKind[] = CLUSTER_API_STAND_IN_KINDS,
   options: { timeoutMs?: number } = {},
 ): Promise<string[]> {
-  const installed: string[] = [];
-  for (const kind of kinds) {
-    const crd = permissiveStandInCrd(kind);
-    if (await client.find(crdPath(crd.metadata.name))) continue;
-    await client.apply(crd, CLUSTER_API_INSTALLER_FIELD_MANAGER);
-    installed.push(crd.metadata.name);
-  }
-  for (const name of installed) {
-    await waitFor(
-      `CRD ${name} to be Established`,
-      async () => (established(await client.find(crdPath(name))) ? true : undefined),
-      { timeoutMs: options.timeoutMs ?? 30_000 },
-    );
-  }
-  return installed;
+  const crds = new Map(kinds.map((kind) => [`${kind.plural}.${kind.group}`, kind]));
+  return ensureCrds(
+    client,
+    [...crds.keys()],
+    (name) => permissiveStandInCrd(crds.get(name) as StandInKind),
+    CLUSTER_API_INSTALLER_FIELD_MANAGER,
+    options.timeoutMs,
+  );
 }

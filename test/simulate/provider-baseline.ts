@@ -15,7 +15,7 @@
 // labelled `kubecell.io/test-stand-in: permissive`, is installed for any k3k CRD that is missing.
 import { DEFAULT_CELL_CONFIG, type CellControllerConfig } from '../../hooks/cell/config.js';
 import { KubeClient, resourcePath, type KubeObject } from './kube-client.js';
-import { formatTime, waitFor } from './support.js';
+import { ensureCrds, formatTime, permissiveCrd } from './support.js';
 
 export const K3K_INSTALLER_FIELD_MANAGER = 'simulated-k3k-installer';
 export const CNI_INSTALLER_FIELD_MANAGER = 'simulated-cni-installer';
@@ -54,12 +54,6 @@ export interface ProviderBaseline {
   nodes: number;
 }
 
-const CRD_API_VERSION = 'apiextensions.k8s.io/v1';
-
-function crdPath(name: string): string {
-  return resourcePath({ apiVersion: CRD_API_VERSION, resource: 'customresourcedefinitions', name });
-}
-
 const K3K_CRD_NAMES: Record<string, { kind: string; scope: 'Namespaced' | 'Cluster' }> = {
   'clusters.k3k.io': { kind: 'Cluster', scope: 'Namespaced' },
   'virtualclusterpolicies.k3k.io': { kind: 'VirtualClusterPolicy', scope: 'Cluster' },
@@ -75,73 +69,33 @@ const K3K_CRD_NAMES: Record<string, { kind: string; scope: 'Namespaced' | 'Clust
 export function permissiveK3kCrd(name: string): KubeObject | undefined {
   const known = K3K_CRD_NAMES[name];
   if (!known) return undefined;
-  const [plural] = name.split('.');
-  return {
-    apiVersion: CRD_API_VERSION,
-    kind: 'CustomResourceDefinition',
-    metadata: {
-      name,
-      labels: { 'kubecell.io/test-stand-in': 'permissive' },
-      annotations: {
-        'kubecell.io/simulated-by':
-          "test/simulate/provider-baseline.ts: NOT k3k's CRD, a permissive stand-in",
-      },
-    },
-    spec: {
-      group: 'k3k.io',
-      names: {
-        kind: known.kind,
-        listKind: `${known.kind}List`,
-        plural,
-        singular: known.kind.toLowerCase(),
-      },
-      scope: known.scope,
-      versions: [
-        {
-          name: 'v1beta1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-          },
-          subresources: { status: {} },
-        },
-      ],
-    },
-  };
-}
-
-function established(crd: KubeObject | undefined): boolean {
-  const conditions = (crd?.status as { conditions?: { type: string; status: string }[] })
-    ?.conditions;
-  return conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+  const [plural = ''] = name.split('.');
+  return permissiveCrd(
+    { group: 'k3k.io', version: 'v1beta1', kind: known.kind, plural, scope: known.scope },
+    "test/simulate/provider-baseline.ts: NOT k3k's CRD, a permissive stand-in",
+  );
 }
 
 /**
  * Makes sure every CRD in `names` is served: a missing k3k CRD gets its permissive stand-in.
  * Returns the names installed; waits until each is Established.
  */
-export async function ensureK3kCrds(
+export function ensureK3kCrds(
   client: KubeClient,
   names: readonly string[],
   options: { timeoutMs?: number } = {},
 ): Promise<string[]> {
-  const installed: string[] = [];
-  for (const name of names) {
-    if (await client.find(crdPath(name))) continue;
-    const crd = permissiveK3kCrd(name);
-    if (!crd) throw new Error(`CRD ${name} is missing and no stand-in is known for it`);
-    await client.apply(crd, K3K_INSTALLER_FIELD_MANAGER);
-    installed.push(name);
-  }
-  for (const name of installed) {
-    await waitFor(
-      `CRD ${name} to be Established`,
-      async () => (established(await client.find(crdPath(name))) ? true : undefined),
-      { timeoutMs: options.timeoutMs ?? 30_000 },
-    );
-  }
-  return installed;
+  return ensureCrds(
+    client,
+    names,
+    (name) => {
+      const crd = permissiveK3kCrd(name);
+      if (!crd) throw new Error(`CRD ${name} is missing and no stand-in is known for it`);
+      return crd;
+    },
+    K3K_INSTALLER_FIELD_MANAGER,
+    options.timeoutMs,
+  );
 }
 
 function workload(kind: 'Deployment' | 'DaemonSet', where: Where, image: string): KubeObject {

@@ -2,6 +2,7 @@
 // conditions the way controllers set them (metav1 `SetStatusCondition`), a polling loop, and
 // name-based identifiers for reproducible runs.
 import { createHash } from 'node:crypto';
+import { resourcePath, type KubeClient, type KubeObject } from './kube-client.js';
 
 /** metav1.Time: RFC 3339, second precision (`2026-01-01T00:00:00Z`). */
 export function formatTime(time: Date): string {
@@ -144,4 +145,90 @@ export async function waitFor<T>(
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+const CRD_API_VERSION = 'apiextensions.k8s.io/v1';
+
+function crdPath(name: string): string {
+  return resourcePath({ apiVersion: CRD_API_VERSION, resource: 'customresourcedefinitions', name });
+}
+
+/** What a permissive stand-in CRD serves: one version of one kind. */
+export interface StandInCrdKind {
+  group: string;
+  version: string;
+  kind: string;
+  /** The resource name (lower-case plural). */
+  plural: string;
+  scope: 'Namespaced' | 'Cluster';
+}
+
+/**
+ * A permissive stand-in CRD (any spec and status, with the status subresource), labelled
+ * `kubecell.io/test-stand-in: permissive` and annotated with `simulatedBy`. Pure.
+ */
+export function permissiveCrd(kind: StandInCrdKind, simulatedBy: string): KubeObject {
+  return {
+    apiVersion: CRD_API_VERSION,
+    kind: 'CustomResourceDefinition',
+    metadata: {
+      name: `${kind.plural}.${kind.group}`,
+      labels: { 'kubecell.io/test-stand-in': 'permissive' },
+      annotations: { 'kubecell.io/simulated-by': simulatedBy },
+    },
+    spec: {
+      group: kind.group,
+      names: {
+        kind: kind.kind,
+        listKind: `${kind.kind}List`,
+        plural: kind.plural,
+        singular: kind.kind.toLowerCase(),
+      },
+      scope: kind.scope,
+      versions: [
+        {
+          name: kind.version,
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+          },
+          subresources: { status: {} },
+        },
+      ],
+    },
+  };
+}
+
+function established(crd: KubeObject | undefined): boolean {
+  const conditions = (crd?.status as { conditions?: { type: string; status: string }[] })
+    ?.conditions;
+  return conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+}
+
+/**
+ * Applies `standIn(name)` for each CRD of `names` that is missing (a real one is left alone),
+ * then waits until each installed one is Established. Returns the names installed. Idempotent.
+ */
+export async function ensureCrds(
+  client: KubeClient,
+  names: readonly string[],
+  standIn: (name: string) => KubeObject,
+  fieldManager: string,
+  timeoutMs = 30_000,
+): Promise<string[]> {
+  const installed: string[] = [];
+  for (const name of names) {
+    if (await client.find(crdPath(name))) continue;
+    await client.apply(standIn(name), fieldManager);
+    installed.push(name);
+  }
+  for (const name of installed) {
+    await waitFor(
+      `CRD ${name} to be Established`,
+      async () => (established(await client.find(crdPath(name))) ? true : undefined),
+      { timeoutMs },
+    );
+  }
+  return installed;
 }
