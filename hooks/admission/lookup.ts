@@ -9,10 +9,9 @@ import {
   ApiException,
   CoreV1Api,
   CustomObjectsApi,
-  Observable,
-  type ConfigurationOptions,
   type KubeConfig,
 } from '@kubernetes/client-node';
+import { requestDeadline } from '../kube/request-deadline.js';
 import { GROUP, KINDS, VERSION } from './kinds.js';
 
 /** A Cell or VirtualNodeClass as the apiserver returned it, read without trusting its shape. */
@@ -142,18 +141,7 @@ export function createKubernetesLookup(
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const plural = KINDS.VirtualCluster.plural;
-  const withDeadline = (): ConfigurationOptions => ({
-    middleware: [
-      {
-        pre: (context) => {
-          context.setSignal(AbortSignal.timeout(requestTimeoutMs));
-          return new Observable(Promise.resolve(context));
-        },
-        post: (context) => new Observable(Promise.resolve(context)),
-      },
-    ],
-    middlewareMergeStrategy: 'append',
-  });
+  const withDeadline = () => requestDeadline(requestTimeoutMs);
   const failure = (err: unknown): unknown =>
     err instanceof Error && err.name === 'AbortError'
       ? new Error(`no answer within ${requestTimeoutMs} ms`, { cause: err })

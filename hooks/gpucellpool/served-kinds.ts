@@ -18,15 +18,10 @@
  * customize hook asks for it anyway, with the guessed plural (the behaviour before discovery):
  * never worse than without it.
  */
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  Observable,
-  type ConfigurationOptions,
-  type KubeConfig,
-} from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../admission/kube-api.js';
 import { describeFailure } from '../admission/lookup.js';
+import { requestDeadline } from '../kube/request-deadline.js';
 import { DISCOVERY_TIMEOUT_MS, DISCOVERY_TTL_MS } from './constants.js';
 
 /** One entry of an APIResourceList. */
@@ -137,18 +132,7 @@ export function kubernetesApiResources(
 ): FetchApiResources {
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-  const withDeadline = (): ConfigurationOptions => ({
-    middleware: [
-      {
-        pre: (context) => {
-          context.setSignal(AbortSignal.timeout(timeoutMs));
-          return new Observable(Promise.resolve(context));
-        },
-        post: (context) => new Observable(Promise.resolve(context)),
-      },
-    ],
-    middlewareMergeStrategy: 'append',
-  });
+  const withDeadline = () => requestDeadline(timeoutMs);
   return async (apiVersion) => {
     const slash = apiVersion.indexOf('/');
     try {
