@@ -32,7 +32,7 @@ import {
   type CellNodeOptions,
 } from './gpu-cell.js';
 import { deleteNode, registerNode } from './kubelet.js';
-import { Poller, formatTime, nameBasedUuid, silent, type Log } from './support.js';
+import { formatTime, nameBasedUuid, PollingActor, type Log } from './support.js';
 
 export const CLUSTER_API_FIELD_MANAGER = 'simulated-cluster-api';
 export const MACHINE_API_VERSION = 'cluster.x-k8s.io/v1beta2';
@@ -159,30 +159,13 @@ export interface JoinedMachine extends CellNode {
  * The Cluster API simulator: every `intervalMs` it lists the Machines in all namespaces and brings
  * each new one (by UID) up once its bootstrap data exists.
  */
-export class ClusterAPISimulator {
-  private readonly poller: Poller;
+export class ClusterAPISimulator extends PollingActor<ClusterAPISimulatorOptions> {
   private readonly seen = new Map<string, Date>();
   /** Machines whose Node has joined, by Machine UID. */
   readonly joined = new Map<string, JoinedMachine>();
 
-  constructor(
-    private readonly client: KubeClient,
-    private readonly options: ClusterAPISimulatorOptions = {},
-  ) {
-    this.poller = new Poller(
-      'cluster-api simulator',
-      options.intervalMs ?? 1000,
-      () => this.pollOnce(),
-      options.log ?? silent,
-    );
-  }
-
-  start(): void {
-    this.poller.start();
-  }
-
-  stop(): Promise<void> {
-    return this.poller.stop();
+  constructor(client: KubeClient, options: ClusterAPISimulatorOptions = {}) {
+    super(client, options, 'cluster-api simulator', 1000);
   }
 
   async pollOnce(): Promise<void> {

@@ -16,7 +16,7 @@
 // Provisioning), as k3k reports while its server pod starts.
 import { createHash } from 'node:crypto';
 import { KubeClient, isNotFound, resourcePath, type KubeObject } from './kube-client.js';
-import { Poller, setConditions, silent, waitFor, type Condition, type Log } from './support.js';
+import { PollingActor, setConditions, waitFor, type Condition, type Log } from './support.js';
 
 export const K3K_FIELD_MANAGER = 'simulated-k3k';
 export const K3K_API_VERSION = 'k3k.io/v1beta1';
@@ -264,8 +264,7 @@ function key(namespace: string | undefined, name: string): string {
  * served again). A Cluster being deleted is left alone (k3k's own cleanup is not simulated; the
  * kubeconfig Secret goes with its owner through the garbage collector).
  */
-export class K3kSimulator {
-  private readonly poller: Poller;
+export class K3kSimulator extends PollingActor<K3kSimulatorOptions> {
   private readonly seen = new Map<string, Date>();
   private readonly servedByUid = new Map<string, ServedCluster>();
   /** Served Clusters that still exist, by `namespace/name`. */
@@ -273,24 +272,8 @@ export class K3kSimulator {
   /** Every Cluster served since start, in order (deleted ones included), for timing reports. */
   readonly history: ServedCluster[] = [];
 
-  constructor(
-    private readonly client: KubeClient,
-    private readonly options: K3kSimulatorOptions = {},
-  ) {
-    this.poller = new Poller(
-      'k3k simulator',
-      options.intervalMs ?? 500,
-      () => this.pollOnce(),
-      options.log ?? silent,
-    );
-  }
-
-  start(): void {
-    this.poller.start();
-  }
-
-  stop(): Promise<void> {
-    return this.poller.stop();
+  constructor(client: KubeClient, options: K3kSimulatorOptions = {}) {
+    super(client, options, 'k3k simulator', 500);
   }
 
   /** One pass over all Clusters (what each tick does); resolves when its writes are done. */

@@ -23,7 +23,7 @@ import {
   type CellNodeOptions,
 } from './gpu-cell.js';
 import { markNodeUnreachable, registerNode } from './kubelet.js';
-import { Poller, formatTime, silent, type Log } from './support.js';
+import { formatTime, PollingActor, type Log } from './support.js';
 
 export const KUBEVIRT_FIELD_MANAGER = 'simulated-kubevirt';
 
@@ -138,30 +138,13 @@ function vmKey(vm: KubeObject): string {
  * The KubeVirt simulator: every `intervalMs` it lists the VirtualMachines in all namespaces and
  * brings each new one (by UID) up: status, then — once its user-data Secret exists — its Node.
  */
-export class KubeVirtSimulator {
-  private readonly poller: Poller;
+export class KubeVirtSimulator extends PollingActor<KubeVirtSimulatorOptions> {
   private readonly seen = new Map<string, Date>();
   /** Booted cells by VM UID. */
   readonly booted = new Map<string, BootedCell>();
 
-  constructor(
-    private readonly client: KubeClient,
-    private readonly options: KubeVirtSimulatorOptions = {},
-  ) {
-    this.poller = new Poller(
-      'kubevirt simulator',
-      options.intervalMs ?? 1000,
-      () => this.pollOnce(),
-      options.log ?? silent,
-    );
-  }
-
-  start(): void {
-    this.poller.start();
-  }
-
-  stop(): Promise<void> {
-    return this.poller.stop();
+  constructor(client: KubeClient, options: KubeVirtSimulatorOptions = {}) {
+    super(client, options, 'kubevirt simulator', 1000);
   }
 
   /** The booted cell of VM `namespace/name`, if any. */

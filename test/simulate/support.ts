@@ -131,6 +131,39 @@ export class Poller {
   }
 }
 
+/**
+ * An actor that lists what it plays on every tick (`pollOnce`) of a Poller: start(), stop(),
+ * and pollOnce() for tests that control timing. KubeClient is what every actor writes through.
+ */
+export abstract class PollingActor<Options extends { intervalMs?: number; log?: Log }> {
+  private readonly poller: Poller;
+
+  protected constructor(
+    protected readonly client: KubeClient,
+    protected readonly options: Options,
+    name: string,
+    defaultIntervalMs: number,
+  ) {
+    this.poller = new Poller(
+      name,
+      options.intervalMs ?? defaultIntervalMs,
+      () => this.pollOnce(),
+      options.log ?? silent,
+    );
+  }
+
+  start(): void {
+    this.poller.start();
+  }
+
+  stop(): Promise<void> {
+    return this.poller.stop();
+  }
+
+  /** One pass (what each tick does); resolves when its writes are done. */
+  abstract pollOnce(): Promise<void>;
+}
+
 /** Waits until `check` returns a value other than undefined, polling every `everyMs`. */
 export async function waitFor<T>(
   what: string,
