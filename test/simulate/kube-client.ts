@@ -11,28 +11,10 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { parse } from 'yaml';
+import type { ObjectMeta } from '../../hooks/metacontroller/protocol.js';
 
-/** Object metadata as the apiserver serves it (the fields the actors read). */
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  generation?: number;
-  resourceVersion?: string;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: {
-    apiVersion: string;
-    kind: string;
-    name: string;
-    uid: string;
-    controller?: boolean;
-    blockOwnerDeletion?: boolean;
-  }[];
-}
+/** Object metadata as the apiserver serves it: the same fields the hooks read. */
+export type { ObjectMeta };
 
 /** Any Kubernetes object as JSON. */
 export interface KubeObject {
