@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import request from 'supertest';
 import { captureLogger } from '../server/test-support.js';
 import { createAdmissionApp } from './app.js';
-import { API_VERSION, kindInfo } from './kinds.js';
+import { API_VERSION, kindInfo } from '../api/kinds.js';
 import type { ClusterLookup, VirtualClusterSummary } from './lookup.js';
 import { createAdmissionMetrics } from './metrics.js';
 import { applyLabelPatch, type JsonPatchOperation } from './mutate.js';

@@ -9,7 +9,7 @@
  * with a JSON `{error}` (there is no uid to answer to); anything wrong inside a well-formed
  * review is a denial with a reason. Every review produces one log line and one metrics sample;
  * request bodies are never logged, and what the log line and the answers quote from a request
- * (names, uids, kinds, values) is bounded (hooks/server/echo.ts).
+ * (names, uids, kinds, values) is bounded (hooks/json/echo.ts).
  *
  * Like the hook server (hooks/server/app.ts), a review takes one of `maxInflight` slots only once
  * its body is received (hooks/server/load-shedding.ts: 429 with Retry-After past the limit), and
@@ -21,7 +21,7 @@ import { Registry } from 'prom-client';
 import { describeBodyError } from '../server/body-errors.js';
 import { DEFAULT_DEADLINES, DEFAULTS } from '../server/config.js';
 import { requestDeadline, timeoutOf, type Deadlines } from '../server/deadlines.js';
-import { boundMessage, echo } from '../server/echo.js';
+import { boundMessage, echo } from '../json/echo.js';
 import { createLoadShedder, isShedError } from '../server/load-shedding.js';
 import type { Logger } from '../server/logger.js';
 import { MAX_BODY_DEPTH, nestingDepthExceeds } from '../server/malformed-input.js';

@@ -5,9 +5,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { ConfigError } from '../server/config.js';
+import { ConfigError } from '../config/env-reader.js';
 import { loadWebhookConfig } from './config.js';
-import { GROUP, KIND_NAMES, KINDS, VERSION } from './kinds.js';
+import { GROUP, KIND_NAMES, KINDS, VERSION } from '../api/kinds.js';
 import { LABELLED_KINDS } from './mutate.js';
 import { REPO_ROOT, type Json } from './test-support.js';
 
@@ -81,7 +81,7 @@ describe('admission webhook configuration', () => {
     });
   });
 
-  describe('kinds (hooks/admission/kinds.ts)', () => {
+  describe('kinds (hooks/api/kinds.ts)', () => {
     it('match the plural names and scopes of the schemas and the CRDs', () => {
       for (const kind of KIND_NAMES) {
         const info = KINDS[kind];

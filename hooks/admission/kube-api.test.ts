@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { stringify } from 'yaml';
-import { SERVICE_ACCOUNT_DIR, loadKubeConfig } from './kube-api.js';
-import { LookupError, createKubernetesLookup, describeFailure } from './lookup.js';
+import { SERVICE_ACCOUNT_DIR, loadKubeConfig } from '../kube/kube-config.js';
+import { describeFailure } from '../kube/api-failure.js';
+import { LookupError, createKubernetesLookup } from './lookup.js';
 import { selfSignedCertificate, type TestCertificate } from './test-support.js';
 
 interface Seen {
@@ -52,7 +53,7 @@ const FORBIDDEN =
   'namespaces "secret" is forbidden: User "system:serviceaccount:kubecell-system:kubecell-hooks" ' +
   'cannot get resource "namespaces"';
 
-describe('Kubernetes API lookups through client-node (hooks/admission/kube-api.ts, lookup.ts)', function () {
+describe('Kubernetes API lookups through client-node (hooks/kube/kube-config.ts, hooks/admission/lookup.ts)', function () {
   this.timeout(20000);
   let serverCert: TestCertificate;
   let clientCert: TestCertificate;

@@ -11,8 +11,9 @@ import {
   CustomObjectsApi,
   type KubeConfig,
 } from '@kubernetes/client-node';
+import { describeFailure } from '../kube/api-failure.js';
 import { requestDeadline } from '../kube/request-deadline.js';
-import { GROUP, KINDS, VERSION } from './kinds.js';
+import { GROUP, KINDS, VERSION } from '../api/kinds.js';
 
 /** A Cell or VirtualNodeClass as the apiserver returned it, read without trusting its shape. */
 function placementTarget(object: unknown): PlacementTargetSummary | undefined {
@@ -92,35 +93,6 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The message of an apiserver's answer: its Status `message`, else the start of the body. */
-function apiMessage(err: ApiException<unknown>): string {
-  const text = typeof err.body === 'string' ? err.body.trim() : undefined;
-  let body: unknown = err.body;
-  if (text !== undefined) {
-    try {
-      body = JSON.parse(text) as unknown;
-    } catch {
-      if (text !== '') return text.slice(0, 200);
-    }
-  }
-  if (isObject(body) && typeof body.message === 'string') return body.message;
-  // client-node's own description, e.g. "Unauthorized" for a 401 (whose body it drops).
-  return /^Message: (.*)$/m.exec(err.message)?.[1] ?? '';
-}
-
-/** A short description of a failure: the apiserver's code and message, or the network error. */
-export function describeFailure(err: unknown): string {
-  if (err instanceof ApiException) return `HTTP ${err.code}: ${apiMessage(err)}`;
-  if (!(err instanceof Error)) return String(err);
-  const code = (err as NodeJS.ErrnoException).code;
-  // client-node's fetch wraps a network error as "request to <url> failed, reason: <error>";
-  // the URL adds nothing to what was being read.
-  const message = (err.message.split('\n')[0] ?? '').replace(
-    /^request to \S+ failed, reason: /,
-    '',
-  );
-  return `${message || err.name}${code && !message.includes(code) ? ` (${code})` : ''}`;
-}
-
 function isNotFound(err: unknown): boolean {
   return err instanceof ApiException && err.code === 404;
 }

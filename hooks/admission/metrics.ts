@@ -4,7 +4,7 @@
  * webhook does not know is counted as `unknown`.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { KIND_NAMES, isKindName } from './kinds.js';
+import { KIND_NAMES, isKindName } from '../api/kinds.js';
 
 export type AdmissionWebhook = 'validate' | 'mutate';
 /** allowed, denied (a rule or a malformed review), error (a lookup or the webhook failed), bad_request (400/413/415). */

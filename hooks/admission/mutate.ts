@@ -12,8 +12,9 @@
  * The patch is minimal: nothing when the labels are already right, a `replace` for a wrong value,
  * an `add` for a missing one.
  */
-import { LABELS, type KindName } from './kinds.js';
-import { isLabelValue, pathValue, provisionerLabelFor } from './rules.js';
+import type { KindName } from '../api/kinds.js';
+import { LABELS, isLabelValue } from '../kube/labels.js';
+import { pathValue, provisionerLabelFor } from './rules.js';
 
 export type JsonPatchOperation =
   { op: 'add'; path: string; value: unknown } | { op: 'replace'; path: string; value: unknown };

@@ -3,9 +3,9 @@
  * answer the apiserver expects (same uid; a `status` when denying; a base64 JSONPatch when
  * mutating).
  */
-import { boundMessage, echo, quoted } from '../server/echo.js';
-import { causeMessage, type FieldError } from './field-errors.js';
-import { GROUP } from './kinds.js';
+import { boundMessage, echo, quoted } from '../json/echo.js';
+import { causeMessage, type FieldError } from '../api/field-errors.js';
+import { GROUP } from '../api/kinds.js';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
@@ -148,7 +148,7 @@ export function allow(uid: string, extra: Partial<AdmissionResponse> = {}): Admi
 
 /**
  * A denial that is not about fields: a malformed request (400) or a failed lookup (500). The
- * message is bounded (hooks/server/echo.ts), whatever it quotes.
+ * message is bounded (hooks/json/echo.ts), whatever it quotes.
  */
 export function deny(
   uid: string,

@@ -21,9 +21,9 @@
  * VirtualCluster refs immutability and the GPUCellPool claim rules are CEL rules of the schemas.
  */
 import { evaluateSelector, formatSelector } from '../feasibility/namespace-selector.js';
-import { PROVISIONER_LABEL_VALUES } from '../gpucellpool/constants.js';
-import { fieldError, type FieldError } from './field-errors.js';
-import { LABELS, type KindName } from './kinds.js';
+import { LABELS, PROVISIONER_LABEL_VALUES, isLabelValue } from '../kube/labels.js';
+import { fieldError, type FieldError } from '../api/field-errors.js';
+import type { KindName } from '../api/kinds.js';
 import {
   LookupError,
   type ClusterLookup,
@@ -69,13 +69,6 @@ export function pathValue(object: unknown, ...path: string[]): unknown {
 function nameOf(object: unknown): string | undefined {
   const name = pathValue(object, 'metadata', 'name');
   return typeof name === 'string' && name !== '' ? name : undefined;
-}
-
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
-/** A string usable as a label value (63 characters at most, alphanumeric at both ends). */
-export function isLabelValue(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= 63 && LABEL_VALUE.test(value);
 }
 
 function named(items: readonly string[]): string {

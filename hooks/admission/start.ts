@@ -10,7 +10,7 @@ import type { Deadlines } from '../server/deadlines.js';
 import type { Logger } from '../server/logger.js';
 import { createAdmissionApp } from './app.js';
 import type { WebhookConfig } from './config.js';
-import { loadKubeConfig } from './kube-api.js';
+import { loadKubeConfig } from '../kube/kube-config.js';
 import { createKubernetesLookup, type ClusterLookup } from './lookup.js';
 import { createAdmissionMetrics } from './metrics.js';
 import { startWebhookServer, type WebhookServer } from './tls.js';

@@ -7,8 +7,8 @@
  *   - mutate: VirtualClusters and plans get the labels kubecell.io/cell and kubecell.io/class,
  *     GPUCellPools the label kubecell.io/provisioner (mutate.ts).
  */
-import { uniqueErrors } from './field-errors.js';
-import { GROUP, KIND_NAMES, VERSION, isKindName, KINDS, type KindInfo } from './kinds.js';
+import { uniqueErrors } from '../api/field-errors.js';
+import { GROUP, KIND_NAMES, VERSION, isKindName, KINDS, type KindInfo } from '../api/kinds.js';
 import { LookupError, type ClusterLookup } from './lookup.js';
 import { labelPatch } from './mutate.js';
 import {
@@ -25,7 +25,7 @@ import {
   type AdmissionRequest,
   type AdmissionResponse,
 } from './review.js';
-import { validateObject } from './validate-object.js';
+import { validateObject } from '../api/validate-object.js';
 
 export interface ValidateOptions {
   lookup: ClusterLookup;

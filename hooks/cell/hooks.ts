@@ -2,7 +2,7 @@ import type { Cell } from '../generated/types/index.js';
 import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
 import type { CompositeSyncRequest, CompositeSyncResponse } from '../metacontroller/protocol.js';
 import { QuantityError } from '../quantity/quantity.js';
-import type { CompositeHooks } from '../server/registry.js';
+import type { CompositeHooks } from '../metacontroller/controller-hooks.js';
 import type { Clock } from '../status/clock.js';
 import type { CellControllerConfig } from './config.js';
 import { customizeCell } from './customize.js';

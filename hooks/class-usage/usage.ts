@@ -22,7 +22,7 @@
  * which Metacontroller reads as "leave .status as it is" (`syncParentObject`,
  * pkg/controller/decorator/controller.go), instead of a made-up zero.
  */
-import { isLabelValue } from '../admission/rules.js';
+import { isLabelValue } from '../kube/labels.js';
 import type {
   VirtualCluster,
   VirtualClusterName,
@@ -41,7 +41,7 @@ import {
   type ObjectMap,
   type RelatedResourceRule,
 } from '../metacontroller/protocol.js';
-import type { DecoratorHooks } from '../server/registry.js';
+import type { DecoratorHooks } from '../metacontroller/controller-hooks.js';
 
 /** The schema lists at most this many VirtualClusters; `count` is always the full number. */
 export const MAX_LISTED_VIRTUALCLUSTERS = 1000;

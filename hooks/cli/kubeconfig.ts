@@ -18,8 +18,8 @@ import { existsSync } from 'node:fs';
 import { chmod, open, rename, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, delimiter, dirname, join } from 'node:path';
-import { GROUP, KINDS, VERSION } from '../admission/kinds.js';
-import { describeFailure } from '../admission/lookup.js';
+import { GROUP, KINDS, VERSION } from '../api/kinds.js';
+import { describeFailure } from '../kube/api-failure.js';
 import { KUBECONFIG_KEY } from '../virtualcluster/constants.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, splitFlag, type CliIo } from './io.js';
 

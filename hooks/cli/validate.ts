@@ -13,8 +13,9 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { fieldError, type FieldError } from '../admission/field-errors.js';
-import { GROUP, KIND_NAMES, LABELS, kindInfo } from '../admission/kinds.js';
+import { fieldError, type FieldError } from '../api/field-errors.js';
+import { GROUP, KIND_NAMES, kindInfo } from '../api/kinds.js';
+import { LABELS } from '../kube/labels.js';
 import type { VirtualClusterSummary } from '../admission/lookup.js';
 import {
   DEFAULT_CONTROLLER_NAMESPACE,
@@ -23,7 +24,7 @@ import {
   namespaceTakenError,
   provisionerLabelError,
 } from '../admission/rules.js';
-import { validateObject } from '../admission/validate-object.js';
+import { validateObject } from '../api/validate-object.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, splitFlag, type CliIo } from './io.js';
 
 export { EXIT_INVALID, EXIT_OK, EXIT_USAGE, type CliIo } from './io.js';

@@ -3,9 +3,6 @@
  * variable takes its default; a bad value is collected as a problem that names the variable, what
  * it must be and the default, and `finish()` throws one ConfigError listing them all, so the
  * server refuses to start (exit code 2) instead of running on a guess.
- *
- * ConfigError is defined here and re-exported by hooks/server/config.ts, where most modules
- * import it from.
  */
 
 /** Every problem found in the environment, each naming its variable and the fix. */

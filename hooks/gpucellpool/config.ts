@@ -11,7 +11,7 @@
  * `matchLabels` of a customize rule. The second is the extended resource a consumer pod requests
  * (HAMi's `nvidia.com/gpu` by default). Invalid values throw a `ConfigError` naming the variable.
  */
-import { ConfigError } from '../server/config.js';
+import { ConfigError } from '../config/env-reader.js';
 import { SETTINGS_DEFAULTS } from './constants.js';
 
 export interface GPUCellPoolConfig {

@@ -173,12 +173,6 @@ export const LABEL_KEYS = {
   cell: 'kubecell.io/gpu-cell',
   managedBy: 'app.kubernetes.io/managed-by',
   clusterName: 'cluster.x-k8s.io/cluster-name',
-  /**
-   * On the pool itself: which provisioner's CompositeController selects it
-   * (`spec.parentResource.labelSelector` of metacontroller/gpucellpool/<value>/controller.yaml).
-   * The admission webhook sets it from spec.provisioner.type.
-   */
-  provisioner: 'kubecell.io/provisioner',
 } as const;
 export const MANAGED_BY = 'kubecell';
 
@@ -194,17 +188,6 @@ export const CLONED_FROM_GROUPKIND_ANNOTATION = 'cluster.x-k8s.io/cloned-from-gr
 export const KUBEADM_BOOTSTRAP_GROUP = 'bootstrap.cluster.x-k8s.io';
 /** The kubelet flag (kubeadm `kubeletExtraArgs` name) that registers a Node's labels. */
 export const NODE_LABELS_ARG = 'node-labels';
-
-/**
- * The value of the pool label `kubecell.io/provisioner` for each spec.provisioner.type, which is
- * also the name of the provisioner's component folder under metacontroller/gpucellpool/ and the
- * suffix of its CompositeController (`kubecell-gpucellpool-<value>`).
- */
-export const PROVISIONER_LABEL_VALUES = {
-  KubeVirt: 'kubevirt',
-  ClusterAPI: 'cluster-api',
-} as const;
-export type ProvisionerType = keyof typeof PROVISIONER_LABEL_VALUES;
 
 export const API_VERSIONS = {
   pool: 'kubecell.io/v1alpha1',

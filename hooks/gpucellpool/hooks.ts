@@ -4,7 +4,7 @@
  * (metacontroller/gpucellpool/kubevirt/ and metacontroller/gpucellpool/cluster-api/) call them.
  */
 import type { GPUCellPool } from '../generated/types/index.js';
-import type { CompositeHooks } from '../server/registry.js';
+import type { CompositeHooks } from '../metacontroller/controller-hooks.js';
 import type { Clock } from '../status/clock.js';
 import { loadGPUCellPoolConfig, type GPUCellPoolConfig } from './config.js';
 import { customizeGPUCellPool } from './customize.js';

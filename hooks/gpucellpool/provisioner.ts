@@ -21,12 +21,8 @@
  */
 import type { GPUCellPool } from '../generated/types/index.js';
 import type { ObjectMap } from '../metacontroller/protocol.js';
-import {
-  LABEL_KEYS,
-  PROVISIONER_LABEL_VALUES,
-  READY_REASONS,
-  type ProvisionerType,
-} from './constants.js';
+import { LABELS, PROVISIONER_LABEL_VALUES, type ProvisionerType } from '../kube/labels.js';
+import { READY_REASONS } from './constants.js';
 import { CHILD_TYPES } from './observe.js';
 
 /** The label value a pool of this provisioner type must carry. */
@@ -50,7 +46,7 @@ export function provisionerLabelProblem(pool: GPUCellPool): ProvisionerLabelProb
   const type = pool.spec.provisioner.type;
   const wanted = provisionerLabelValue(type);
   const labels = pool.metadata.labels ?? {};
-  const key = LABEL_KEYS.provisioner;
+  const key = LABELS.provisioner;
   const name = pool.metadata.name;
   if (!Object.hasOwn(labels, key)) {
     return {

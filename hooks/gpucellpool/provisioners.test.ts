@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import type { GPUCellPool } from '../generated/types/index.js';
 import { childKey, type KubernetesObject } from '../metacontroller/protocol.js';
-import { LABEL_KEYS, PROVISIONER_LABEL_VALUES, type ProvisionerType } from './constants.js';
+import { LABELS, PROVISIONER_LABEL_VALUES, type ProvisionerType } from '../kube/labels.js';
 import { gpuCellPoolRelatedResources, servedRelatedResources } from './customize.js';
 import { createGPUCellPoolHooks } from './hooks.js';
 import type { NodeObject } from './objects.js';
@@ -60,8 +60,8 @@ function ready(response: { status?: object | null }) {
 
 function withLabel(pool: GPUCellPool, value: string | undefined): GPUCellPool {
   const labels = { ...pool.metadata.labels };
-  if (value === undefined) delete labels[LABEL_KEYS.provisioner];
-  else labels[LABEL_KEYS.provisioner] = value;
+  if (value === undefined) delete labels[LABELS.provisioner];
+  else labels[LABELS.provisioner] = value;
   return { ...pool, metadata: { ...pool.metadata, labels } };
 }
 
@@ -93,7 +93,7 @@ describe('GPUCellPool controllers per provisioner', () => {
         ];
         expect(controller.metadata.name).to.equal(`kubecell-gpucellpool-${value}`);
         expect(controller.spec.parentResource.labelSelector).to.deep.equal({
-          matchLabels: { [LABEL_KEYS.provisioner]: value },
+          matchLabels: { [LABELS.provisioner]: value },
         });
         const keys = controller.spec.childResources.map((child) =>
           childKey(child.apiVersion, PLURAL_KINDS[child.resource] ?? child.resource),

@@ -19,8 +19,8 @@
  * never worse than without it.
  */
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { loadKubeConfig } from '../admission/kube-api.js';
-import { describeFailure } from '../admission/lookup.js';
+import { loadKubeConfig } from '../kube/kube-config.js';
+import { describeFailure } from '../kube/api-failure.js';
 import { requestDeadline } from '../kube/request-deadline.js';
 import { DISCOVERY_TIMEOUT_MS, DISCOVERY_TTL_MS } from './constants.js';
 

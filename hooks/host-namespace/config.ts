@@ -12,7 +12,7 @@
  * the server refuses to start rather than apply a baseline nobody asked for.
  */
 import { isIP } from 'node:net';
-import { ConfigError } from '../server/config.js';
+import { ConfigError } from '../config/env-reader.js';
 
 export const POD_SECURITY_LEVELS = ['privileged', 'baseline', 'restricted'] as const;
 export type PodSecurityLevel = (typeof POD_SECURITY_LEVELS)[number];

@@ -27,7 +27,7 @@ import {
 } from '../metacontroller/protocol.js';
 import { LABELS } from '../kube/labels.js';
 import type { Namespace } from '../kube/objects.js';
-import type { DecoratorHooks } from '../server/registry.js';
+import type { DecoratorHooks } from '../metacontroller/controller-hooks.js';
 import { BASELINE_VERSION, HOST_NAMESPACE_ANNOTATIONS } from './baseline.js';
 import { loadHostNamespaceConfig, type HostNamespaceConfig } from './config.js';
 import { renderNetworkPolicies } from './network-policies.js';

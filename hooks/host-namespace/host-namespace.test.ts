@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConfigError } from '../server/config.js';
+import { ConfigError } from '../config/env-reader.js';
 import { DEFAULT_HOST_NAMESPACE_CONFIG, loadHostNamespaceConfig } from './config.js';
 import { renderNetworkPolicies } from './network-policies.js';
 import {

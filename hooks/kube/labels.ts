@@ -5,6 +5,12 @@ export const LABELS = {
   cell: 'kubecell.io/cell',
   class: 'kubecell.io/class',
   pool: 'kubecell.io/pool',
+  /**
+   * On a GPUCellPool: which provisioner's CompositeController selects it
+   * (`spec.parentResource.labelSelector` of metacontroller/gpucellpool/<value>/controller.yaml).
+   * The admission webhook sets it from spec.provisioner.type.
+   */
+  provisioner: 'kubecell.io/provisioner',
 } as const;
 
 export const ANNOTATIONS = {
@@ -12,3 +18,21 @@ export const ANNOTATIONS = {
   /** TopoLVM publishes each device class's free bytes on the Node under this prefix. */
   topolvmCapacityPrefix: 'capacity.topolvm.io/',
 } as const;
+
+/**
+ * The value of the pool label `kubecell.io/provisioner` for each spec.provisioner.type, which is
+ * also the name of the provisioner's component folder under metacontroller/gpucellpool/ and the
+ * suffix of its CompositeController (`kubecell-gpucellpool-<value>`).
+ */
+export const PROVISIONER_LABEL_VALUES = {
+  KubeVirt: 'kubevirt',
+  ClusterAPI: 'cluster-api',
+} as const;
+export type ProvisionerType = keyof typeof PROVISIONER_LABEL_VALUES;
+
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** A string usable as a label value (63 characters at most, alphanumeric at both ends). */
+export function isLabelValue(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= 63 && LABEL_VALUE.test(value);
+}

@@ -9,10 +9,10 @@
  * Every problem names the field, e.g. `request.parent: required`,
  * `request.object.metadata.name: required` or
  * `request.children["Service.v1"]: must be an object, got array`. Nothing from the body is
- * quoted whole: map keys are cut by `keySegment`, other values by `quoted` (hooks/server/echo.ts).
+ * quoted whole: map keys are cut by `keySegment`, other values by `quoted` (hooks/json/echo.ts).
  */
-import { quoted } from '../server/echo.js';
-import { isJsonObject, jsonTypeOf, keySegment } from './json.js';
+import { quoted } from '../json/echo.js';
+import { isJsonObject, jsonTypeOf, keySegment } from '../json/json.js';
 import {
   objectKey,
   type CompositeSyncRequest,

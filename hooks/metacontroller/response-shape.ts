@@ -6,7 +6,7 @@
  * children" and every child is deleted. Both are handler bugs, so the server
  * answers 500 instead of passing them on.
  */
-import { isJsonObject, jsonTypeOf, keySegment } from './json.js';
+import { isJsonObject, jsonTypeOf, keySegment } from '../json/json.js';
 import { RESPONSE_FIELDS } from './protocol.js';
 
 export type ResponseKind = keyof typeof RESPONSE_FIELDS;

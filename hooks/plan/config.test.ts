@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConfigError } from '../server/config.js';
+import { ConfigError } from '../config/env-reader.js';
 import { parsePortRange } from '../config/env-reader.js';
 import { loadPlanConfig } from './config.js';
 

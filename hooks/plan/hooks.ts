@@ -3,7 +3,7 @@
  * for `registry.registerComposite('plan', createPlanHooks(...))`.
  */
 import type { VirtualClusterPlan } from '../generated/types/index.js';
-import type { CompositeHooks } from '../server/registry.js';
+import type { CompositeHooks } from '../metacontroller/controller-hooks.js';
 import type { Clock } from '../status/clock.js';
 import type { PlanConfig } from './config.js';
 import { customizePlan } from './customize.js';

@@ -12,12 +12,12 @@
 import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
 import { RetryLaterError } from '../metacontroller/retry-later.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { isJsonObject, summarizeProblems } from '../metacontroller/json.js';
+import { isJsonObject, summarizeProblems } from '../json/json.js';
 import { checkResponse } from '../metacontroller/response-shape.js';
 import { describeBodyError } from './body-errors.js';
 import { DEFAULT_DEADLINES, DEFAULTS, type ServerConfig } from './config.js';
 import { requestDeadline, timeoutOf } from './deadlines.js';
-import { boundMessage, echo } from './echo.js';
+import { boundMessage, echo } from '../json/echo.js';
 import { logHookCall, type Logger, type ParentIdentity } from './logger.js';
 import { createLoadShedder, isShedError } from './load-shedding.js';
 import { describeMalformedRequest } from './malformed-input.js';

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { ConfigError, loadConfig, parseByteSize } from './config.js';
+import { ConfigError } from '../config/env-reader.js';
+import { loadConfig, parseByteSize } from './config.js';
 
 describe('hook server config', () => {
   it('defaults to port 8080, a 64mb body limit and info logs', () => {

@@ -1,4 +1,4 @@
-import { ConfigError, EnvReader } from '../config/env-reader.js';
+import { EnvReader } from '../config/env-reader.js';
 import type { Deadlines } from './deadlines.js';
 
 /**
@@ -52,8 +52,6 @@ export const DEFAULTS = {
   KUBECELL_BODY_TIMEOUT_SECONDS: '20',
   KUBECELL_REQUEST_TIMEOUT_SECONDS: '30',
 } as const;
-
-export { ConfigError };
 
 /** The deadlines when nothing is configured (the DEFAULTS above, as numbers). */
 export const DEFAULT_DEADLINES: Deadlines = {

@@ -10,7 +10,7 @@
  */
 import winston from 'winston';
 import type { LogLevel } from './config.js';
-import { boundFields, boundMessage, echo } from './echo.js';
+import { boundFields, boundMessage, echo } from '../json/echo.js';
 
 export type Logger = winston.Logger;
 

@@ -10,9 +10,9 @@
  *
  * It runs only after a failure, so a well-formed request pays nothing for it.
  */
-import { KINDS, KIND_NAMES, API_VERSION, type KindName } from '../admission/kinds.js';
-import { validateObject } from '../admission/validate-object.js';
-import { isJsonObject, jsonTypeOf, keySegment, summarizeProblems } from '../metacontroller/json.js';
+import { KINDS, KIND_NAMES, API_VERSION, type KindName } from '../api/kinds.js';
+import { validateObject } from '../api/validate-object.js';
+import { isJsonObject, jsonTypeOf, keySegment, summarizeProblems } from '../json/json.js';
 
 /** Deeper than any Kubernetes object nests (managedFields included); JSON recursion fails far deeper. */
 export const MAX_BODY_DEPTH = 200;

@@ -14,15 +14,11 @@ import {
 } from '../metacontroller/request-shape.js';
 import type { ResponseKind } from '../metacontroller/response-shape.js';
 import type {
-  Awaitable,
-  CompositeSyncRequest,
-  CompositeSyncResponse,
-  CustomizeHookRequest,
-  CustomizeHookResponse,
-  DecoratorSyncRequest,
-  DecoratorSyncResponse,
-  KubernetesObject,
-} from '../metacontroller/protocol.js';
+  CompositeHooks,
+  CustomizeHandler,
+  DecoratorHooks,
+} from '../metacontroller/controller-hooks.js';
+import type { Awaitable, KubernetesObject } from '../metacontroller/protocol.js';
 
 export const HOOK_NAMES = ['customize', 'sync', 'finalize'] as const;
 export type HookName = (typeof HOOK_NAMES)[number];
@@ -37,32 +33,6 @@ export type DecoratorControllerName = (typeof DECORATOR_CONTROLLERS)[number];
 
 export type ControllerName = CompositeControllerName | DecoratorControllerName;
 export type ControllerType = 'composite' | 'decorator';
-
-export type CustomizeHandler<P extends KubernetesObject = KubernetesObject> = (
-  request: CustomizeHookRequest<P>,
-) => Awaitable<CustomizeHookResponse>;
-
-export type CompositeSyncHandler<P extends KubernetesObject = KubernetesObject> = (
-  request: CompositeSyncRequest<P>,
-) => Awaitable<CompositeSyncResponse>;
-
-export type DecoratorSyncHandler<P extends KubernetesObject = KubernetesObject> = (
-  request: DecoratorSyncRequest<P>,
-) => Awaitable<DecoratorSyncResponse>;
-
-/** The hooks of one CompositeController; `sync` is mandatory. */
-export interface CompositeHooks<P extends KubernetesObject = KubernetesObject> {
-  customize?: CustomizeHandler<P>;
-  sync: CompositeSyncHandler<P>;
-  finalize?: CompositeSyncHandler<P>;
-}
-
-/** The hooks of one DecoratorController; `sync` is mandatory. */
-export interface DecoratorHooks<P extends KubernetesObject = KubernetesObject> {
-  customize?: CustomizeHandler<P>;
-  sync: DecoratorSyncHandler<P>;
-  finalize?: DecoratorSyncHandler<P>;
-}
 
 /**
  * A handler bound to its request check. `prepare` checks the body and, when

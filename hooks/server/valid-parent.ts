@@ -1,10 +1,10 @@
-import { KINDS, type KindName } from '../admission/kinds.js';
-import { validateObject } from '../admission/validate-object.js';
+import { KINDS, type KindName } from '../api/kinds.js';
+import { validateObject } from '../api/validate-object.js';
 import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
-import { summarizeProblems } from '../metacontroller/json.js';
+import { summarizeProblems } from '../json/json.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
-import { echo } from './echo.js';
-import type { CompositeHooks } from './registry.js';
+import { echo } from '../json/echo.js';
+import type { CompositeHooks } from '../metacontroller/controller-hooks.js';
 
 /**
  * Checks the parent's spec against its kind's schema and CEL rules (the webhook's rules)

@@ -9,6 +9,19 @@ export interface ConditionVerdict {
 }
 
 /**
+ * One condition's verdict. `holds` may be a boolean for a condition that is either True or False.
+ */
+export function verdict<T extends string>(
+  type: T,
+  holds: ConditionVerdict['status'] | boolean,
+  reason: string,
+  message: string,
+): ConditionVerdict & { type: T } {
+  const status = holds === true ? 'True' : holds === false ? 'False' : holds;
+  return { type, status, reason, message };
+}
+
+/**
  * Builds the condition list from this sync's verdicts, carrying each condition's
  * lastTransitionTime forward unless its status changed. That keeps status byte-identical for
  * identical inputs, so Metacontroller sees no change and does not loop.

@@ -9,7 +9,7 @@
  * kubecell.io/skip-cleanup must keep working whatever the spec says).
  */
 import type { VirtualCluster } from '../generated/types/index.js';
-import type { CompositeHooks } from '../server/registry.js';
+import type { CompositeHooks } from '../metacontroller/controller-hooks.js';
 import { requireValidSpec } from '../server/valid-parent.js';
 import type { Clock } from '../status/clock.js';
 import { loadVirtualClusterConfig, type VirtualClusterConfig } from './config.js';

@@ -2,7 +2,7 @@
 // line and a 5.2 MB error answer. Every hook route and both admission webhooks get objects whose
 // name is 5 MB, and whose namespace, kind, uid, a label key or an unknown field's name is 1 MB;
 // every log line and every error answer (for the admission webhooks, every AdmissionReview
-// answer) must stay within a few kilobytes. What bounds them is hooks/server/echo.ts.
+// answer) must stay within a few kilobytes. What bounds them is hooks/json/echo.ts.
 //
 // A hook's 200 answer is not an echo but the desired state Metacontroller applies (a child named
 // after its parent, say): it is sized by its input, and the apiserver refuses names over 253
@@ -52,7 +52,7 @@ async function settled(logs: CapturedLogger, before: number): Promise<void> {
   await logs.waitForLines(before + 1, 10_000);
 }
 
-describe('robustness: echoed input is bounded (hooks/server/echo.ts)', function () {
+describe('robustness: echoed input is bounded (hooks/json/echo.ts)', function () {
   this.timeout(300_000);
 
   describe('hook routes', () => {

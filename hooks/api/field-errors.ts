@@ -3,12 +3,12 @@
  * `spec.provisioner.type: Unsupported value: "Foo": supported values: "KubeVirt", "ClusterAPI"`,
  * `spec.cellRef: Required value`. ajv errors (JSON pointers) are converted here, with the path
  * written as the apiserver writes it: dotted fields, `[0]` for list items, `[key]` for map keys.
- * What a message quotes from the object is bounded (hooks/server/echo.ts): values to
+ * What a message quotes from the object is bounded (hooks/json/echo.ts): values to
  * MAX_VALUE_CHARS, each path segment to an echo, whole paths to MAX_FIELD_CHARS and details to
  * MAX_DETAIL_CHARS, so that a 5 MB key or value never makes a 5 MB denial.
  */
 import type { ErrorObject } from 'ajv';
-import { boundMessage, echo } from '../server/echo.js';
+import { boundMessage, echo } from '../json/echo.js';
 import type { RuleViolation } from '../validation/cel-rules.js';
 import type { SchemaNode } from './kinds.js';
 

@@ -13,7 +13,6 @@ import {
   validateVirtualNodeClass,
   type GeneratedValidator,
 } from '../generated/validators.js';
-import { LABEL_KEYS } from '../gpucellpool/constants.js';
 import type { RuleSchema } from '../validation/cel-rules.js';
 
 export const GROUP = 'kubecell.io';
@@ -99,12 +98,3 @@ export function isKindName(value: unknown): value is KindName {
 export function kindInfo(apiVersion: unknown, kind: unknown): KindInfo | undefined {
   return apiVersion === API_VERSION && isKindName(kind) ? KINDS[kind] : undefined;
 }
-
-/** Labels the mutating webhook sets and the cross-object rules read. */
-export const LABELS = {
-  cell: 'kubecell.io/cell',
-  class: 'kubecell.io/class',
-  hostNamespace: 'kubecell.io/host-namespace',
-  /** On a GPUCellPool, from spec.provisioner.type (hooks/gpucellpool/constants.ts). */
-  provisioner: LABEL_KEYS.provisioner,
-} as const;

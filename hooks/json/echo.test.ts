@@ -7,9 +7,9 @@ import {
   echo,
   quoted,
 } from './echo.js';
-import { captureLogger } from './test-support.js';
+import { captureLogger } from '../server/test-support.js';
 
-describe('bounded echoes (hooks/server/echo.ts)', () => {
+describe('bounded echoes (hooks/json/echo.ts)', () => {
   it('keeps every name the apiserver accepts whole, and cuts anything longer', () => {
     const namespaced = `${'n'.repeat(63)}/${'a'.repeat(253)}`;
     expect(echo(namespaced)).to.equal(namespaced);
