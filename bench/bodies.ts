@@ -1,6 +1,6 @@
 /**
  * Realistic Metacontroller request bodies for the benchmark, built from the controllers' test
- * fixtures (hooks/cell/testing.ts, hooks/virtualcluster/testing.ts, hooks/plan/test-support.ts)
+ * fixtures (hooks/cell/testing.ts, hooks/virtualcluster/testing.ts, hooks/plan/testing.ts)
  * and filled out the way the apiserver stores objects: uids, resourceVersions, owner
  * references, container statuses, Node conditions, addresses, nodeInfo and images. Everything
  * is deterministic (no randomness), so two runs send the same bytes.
@@ -25,7 +25,7 @@ import { DEFAULT_CELL_CONFIG } from '../hooks/cell/config.js';
 import type { Node, Pod } from '../hooks/kube/objects.js';
 import type { KubernetesObject } from '../hooks/metacontroller/protocol.js';
 import { toObjectMap } from '../hooks/metacontroller/protocol.js';
-import { plan as planFixture } from '../hooks/plan/test-support.js';
+import { plan as planFixture } from '../hooks/plan/testing.js';
 import { syncVirtualCluster } from '../hooks/virtualcluster/sync.js';
 import {
   asObserved,

@@ -12,10 +12,10 @@ import { parseAllDocuments, stringify } from 'yaml';
 import type { ControlPlane } from '../../test/cluster/control-plane.js';
 import { installKubeCellApi, kubectlOk } from '../../test/cluster/kubecell.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getCluster } from '../../test/cluster/shared-cluster.js';
-import { captureLogger } from '../server/test-support.js';
+import { captureLogger } from '../server/testing.js';
 import { createAdmissionApp } from './app.js';
 import { createKubernetesLookup } from './lookup.js';
-import { REPO_ROOT, selfSignedCertificate, type Json } from './test-support.js';
+import { REPO_ROOT, selfSignedCertificate, type Json } from './testing.js';
 import { startWebhookServer, type WebhookServer } from './tls.js';
 
 const RUN = randomBytes(3).toString('hex');

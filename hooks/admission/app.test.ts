@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import request from 'supertest';
-import { captureLogger } from '../server/test-support.js';
+import { captureLogger } from '../server/testing.js';
 import { createAdmissionApp } from './app.js';
 import { API_VERSION, kindInfo } from '../api/kinds.js';
 import type { ClusterLookup, VirtualClusterSummary } from './lookup.js';
 import { createAdmissionMetrics } from './metrics.js';
 import { applyLabelPatch, type JsonPatchOperation } from './mutate.js';
 import type { AdmissionReview } from './review.js';
-import { admissionReview, fakeLookup, loadSamples, sample, type Json } from './test-support.js';
+import { admissionReview, fakeLookup, loadSamples, sample, type Json } from './testing.js';
 
 interface Harness {
   app: ReturnType<typeof createAdmissionApp>;

@@ -9,7 +9,7 @@ import { ConfigError } from '../config/env-reader.js';
 import { loadWebhookConfig } from './config.js';
 import { GROUP, KIND_NAMES, KINDS, VERSION } from '../api/kinds.js';
 import { LABELLED_KINDS } from './mutate.js';
-import { REPO_ROOT, type Json } from './test-support.js';
+import { REPO_ROOT, type Json } from './testing.js';
 
 function yamlDocs(file: string): Json[] {
   return parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Json);

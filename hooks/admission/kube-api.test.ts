@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import { SERVICE_ACCOUNT_DIR, loadKubeConfig } from '../kube/kube-config.js';
 import { describeFailure } from '../kube/api-failure.js';
 import { LookupError, createKubernetesLookup } from './lookup.js';
-import { selfSignedCertificate, type TestCertificate } from './test-support.js';
+import { selfSignedCertificate, type TestCertificate } from './testing.js';
 
 interface Seen {
   /** Path and decoded query, e.g. `/apis/...?labelSelector=kubecell.io/cell=cell1`. */

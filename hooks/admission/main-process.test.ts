@@ -13,7 +13,7 @@ import {
   sample,
   selfSignedCertificate,
   type TestCertificate,
-} from './test-support.js';
+} from './testing.js';
 
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 

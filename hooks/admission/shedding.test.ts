@@ -7,11 +7,11 @@ import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
-import { captureLogger } from '../server/test-support.js';
+import { captureLogger } from '../server/testing.js';
 import { createAdmissionApp } from './app.js';
 import type { ClusterLookup } from './lookup.js';
 import { createAdmissionMetrics } from './metrics.js';
-import { admissionReview, fakeLookup, sample } from './test-support.js';
+import { admissionReview, fakeLookup, sample } from './testing.js';
 
 describe('admission webhook load shedding and bounds (hooks/admission/app.ts)', () => {
   let server: Server | undefined;

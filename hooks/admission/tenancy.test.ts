@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { createInMemoryLookup, type ClusterLookup, type PlacementTargetSummary } from './lookup.js';
 import { namespaceNotAllowedError } from './rules.js';
 import type { AdmissionRequest, AdmissionResponse } from './review.js';
-import { admissionReview, fakeLookup, sample, type Json } from './test-support.js';
+import { admissionReview, fakeLookup, sample, type Json } from './testing.js';
 import { validateReview } from './webhook.js';
 
 const metadata = (object: Json): Json => object.metadata as Json;

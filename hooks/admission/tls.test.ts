@@ -13,7 +13,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
-import { captureLogger } from '../server/test-support.js';
+import { captureLogger } from '../server/testing.js';
 import { createAdmissionApp } from './app.js';
 import type { AdmissionReview } from './review.js';
 import {
@@ -22,7 +22,7 @@ import {
   sample,
   selfSignedCertificate,
   type TestCertificate,
-} from './test-support.js';
+} from './testing.js';
 import { TlsError, startWebhookServer, type WebhookServer } from './tls.js';
 
 /** The SHA-256 fingerprint of the certificate a new TLS connection to `port` is shown. */

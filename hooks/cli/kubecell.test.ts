@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { REPO_ROOT } from '../admission/test-support.js';
+import { REPO_ROOT } from '../admission/testing.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE, USAGE, runCli } from './cli.js';
 import { runCli as runCliFromValidate, VALIDATE_USAGE } from './validate.js';
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import { REPO_ROOT } from '../admission/test-support.js';
+import { REPO_ROOT } from '../admission/testing.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE, USAGE, runCli } from './cli.js';
 import { KUBECONFIG_USAGE } from './kubeconfig.js';
 

@@ -9,7 +9,7 @@ import {
   type FeasibilityResult,
 } from './evaluate.js';
 import { CHECK_ORDER, REASONS_BY_CHECK } from './reasons.js';
-import { acceptedInput, NOW, readyCell, smallClass, virtualCluster } from './test-support.js';
+import { acceptedInput, NOW, readyCell, smallClass, virtualCluster } from './testing.js';
 
 /** Every report produced in this file, to check reasons against REASONS_BY_CHECK at the end. */
 const seen: FeasibilityCheck[] = [];

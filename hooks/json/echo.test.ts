@@ -7,7 +7,7 @@ import {
   echo,
   quoted,
 } from './echo.js';
-import { captureLogger } from '../server/test-support.js';
+import { captureLogger } from '../server/testing.js';
 
 describe('bounded echoes (hooks/json/echo.ts)', () => {
   it('keeps every name the apiserver accepts whole, and cuts anything longer', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { customizePlan } from './customize.js';
-import { CONFIG, plan } from './test-support.js';
+import { CONFIG, plan } from './testing.js';
 
 describe('VirtualClusterPlan customize', () => {
   it('asks for the Cell, the class, the VirtualClusters of the Cell and of the namespace, and the Namespace', () => {

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { readyCell, smallClass } from '../feasibility/test-support.js';
+import { readyCell, smallClass } from '../feasibility/testing.js';
 import { toObjectMap } from '../metacontroller/protocol.js';
-import { productApp } from '../server/test-support.js';
-import { acceptedRelated, hostNamespace, NOW, plan } from './test-support.js';
+import { productApp } from '../server/testing.js';
+import { acceptedRelated, hostNamespace, NOW, plan } from './testing.js';
 
 function body(parent: object, related = acceptedRelated()) {
   return {

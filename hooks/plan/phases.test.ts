@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { acceptedInput } from '../feasibility/test-support.js';
+import { acceptedInput } from '../feasibility/testing.js';
 import { evaluatePlan, expiryOf, keptEvaluation, planConditions } from './phases.js';
 
 describe('VirtualClusterPlan phases', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readyCell, smallClass, virtualCluster } from '../feasibility/test-support.js';
+import { readyCell, smallClass, virtualCluster } from '../feasibility/testing.js';
 import type {
   Condition,
   VirtualClusterPlan,
@@ -7,7 +7,7 @@ import type {
 } from '../generated/types/index.js';
 import { toObjectMap, type CompositeSyncResponse } from '../metacontroller/protocol.js';
 import { syncPlan } from './sync.js';
-import { acceptedRelated, CONFIG, hostNamespace, NOW, plan, syncRequest } from './test-support.js';
+import { acceptedRelated, CONFIG, hostNamespace, NOW, plan, syncRequest } from './testing.js';
 
 const at = (iso: string) => new Date(iso);
 

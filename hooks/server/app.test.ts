@@ -10,7 +10,7 @@ import { createApp } from './app.js';
 import { createMetrics } from './metrics.js';
 import { Readiness } from './readiness.js';
 import { HookRegistry } from './registry.js';
-import { captureLogger, type CapturedLogger } from './test-support.js';
+import { captureLogger, type CapturedLogger } from './testing.js';
 
 const SECRET = 'c2VjcmV0LWpvaW4tdG9rZW4tZG8tbm90LWxvZw';
 

@@ -12,7 +12,7 @@ import { createApp } from './app.js';
 import { deadlineServerOptions, type Deadlines } from './deadlines.js';
 import { createMetrics } from './metrics.js';
 import { HookRegistry } from './registry.js';
-import { captureLogger, type CapturedLogger } from './test-support.js';
+import { captureLogger, type CapturedLogger } from './testing.js';
 
 const BODY = JSON.stringify({
   controller: { apiVersion: 'metacontroller.k8s.io/v1alpha1', kind: 'CompositeController' },

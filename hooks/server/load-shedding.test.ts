@@ -5,7 +5,7 @@ import type { CompositeSyncResponse } from '../metacontroller/protocol.js';
 import { createApp } from './app.js';
 import { createMetrics } from './metrics.js';
 import { HookRegistry } from './registry.js';
-import { captureLogger, type CapturedLogger } from './test-support.js';
+import { captureLogger, type CapturedLogger } from './testing.js';
 
 const body = JSON.stringify({
   controller: { apiVersion: 'metacontroller.k8s.io/v1alpha1', kind: 'CompositeController' },

@@ -38,8 +38,7 @@ const SOURCE_PATTERNS = [
 
 function sources(): string[] {
   return runtimeSources('hooks').filter(
-    (file) =>
-      !file.startsWith('hooks/generated/') && !/(^|\/)(testing|test-support)\.ts$/.test(file),
+    (file) => !file.startsWith('hooks/generated/') && !/(^|\/)testing\.ts$/.test(file),
   );
 }
 

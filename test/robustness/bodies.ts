@@ -2,7 +2,7 @@
  * Well-formed request bodies for every endpoint, built from the controllers' own test fixtures:
  * the starting points that the hostile-body tests break in every way they can.
  */
-import { admissionReview, loadSamples, type Json } from '../../hooks/admission/test-support.js';
+import { admissionReview, loadSamples, type Json } from '../../hooks/admission/testing.js';
 import {
   cell,
   hostNamespace as cellHostNamespace,
@@ -16,7 +16,7 @@ import {
   resolvedVirtualCluster,
 } from '../../hooks/cell/testing.js';
 import type { KubernetesObject } from '../../hooks/metacontroller/protocol.js';
-import { acceptedRelated as planRelated, plan } from '../../hooks/plan/test-support.js';
+import { acceptedRelated as planRelated, plan } from '../../hooks/plan/testing.js';
 import {
   acceptedRelated as vcRelated,
   asObserved,

@@ -17,7 +17,7 @@ import {
   relatedOf,
   resolvedVirtualCluster,
 } from '../../hooks/cell/testing.js';
-import { readyCell, smallClass, virtualCluster } from '../../hooks/feasibility/test-support.js';
+import { readyCell, smallClass, virtualCluster } from '../../hooks/feasibility/testing.js';
 import type {
   Cell,
   CellStatus,
@@ -31,7 +31,7 @@ import {
   type CompositeSyncResponse,
   type KubernetesObject,
 } from '../../hooks/metacontroller/protocol.js';
-import { NOW as PLAN_NOW, plan } from '../../hooks/plan/test-support.js';
+import { NOW as PLAN_NOW, plan } from '../../hooks/plan/testing.js';
 import { callHook, permutation, productRegistry, reorderKeys, wire } from './support.js';
 
 const RUNS = Number(process.env['KUBECELL_ROBUSTNESS_RUNS'] ?? 150);

@@ -9,10 +9,10 @@
 // characters before any hook sees them, so it is not bounded here.
 import { expect } from 'chai';
 import { createAdmissionApp } from '../../hooks/admission/app.js';
-import { fakeLookup, type Json } from '../../hooks/admission/test-support.js';
+import { fakeLookup, type Json } from '../../hooks/admission/testing.js';
 import { createApp } from '../../hooks/server/app.js';
 import { createMetrics } from '../../hooks/server/metrics.js';
-import { captureLogger, type CapturedLogger } from '../../hooks/server/test-support.js';
+import { captureLogger, type CapturedLogger } from '../../hooks/server/testing.js';
 import { admissionBodies, hookBody, VC_NOW } from './bodies.js';
 import { postJson, productRegistry, serve, type Served } from './support.js';
 

@@ -7,11 +7,11 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { createAdmissionApp } from '../../hooks/admission/app.js';
-import { fakeLookup } from '../../hooks/admission/test-support.js';
+import { fakeLookup } from '../../hooks/admission/testing.js';
 import { checkResponse } from '../../hooks/metacontroller/response-shape.js';
 import { createApp } from '../../hooks/server/app.js';
 import { createMetrics } from '../../hooks/server/metrics.js';
-import { captureLogger } from '../../hooks/server/test-support.js';
+import { captureLogger } from '../../hooks/server/testing.js';
 import { admissionBodies, hookBody, VC_NOW } from './bodies.js';
 import { deepNesting, encode, mutate, mutations, rawBodies } from './hostile.js';
 import {

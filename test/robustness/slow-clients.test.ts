@@ -22,7 +22,7 @@ import {
   sample,
   selfSignedCertificate,
   type TestCertificate,
-} from '../../hooks/admission/test-support.js';
+} from '../../hooks/admission/testing.js';
 import { cellSyncBody } from './bodies.js';
 
 const MAIN = fileURLToPath(new URL('../../hooks/main.ts', import.meta.url));

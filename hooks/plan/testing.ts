@@ -1,5 +1,5 @@
 /** Fixtures for the plan tests (not loaded in production). */
-import { acceptedInput, NOW } from '../feasibility/test-support.js';
+import { acceptedInput, NOW } from '../feasibility/testing.js';
 import type { VirtualClusterPlan } from '../generated/types/index.js';
 import {
   toObjectMap,
