@@ -558,6 +558,14 @@ describe('hook server', () => {
       expect(text).to.include(
         'kubecell_hook_duration_seconds_count{controller="virtualcluster",hook="sync"} 3',
       );
+      // supertest announces each body's length: two sync bodies and `{}`.
+      const bytes = 2 * Buffer.byteLength(JSON.stringify(syncBody())) + 2;
+      expect(text).to.include(
+        'kubecell_hook_request_bytes_count{controller="virtualcluster",hook="sync"} 3',
+      );
+      expect(text).to.include(
+        `kubecell_hook_request_bytes_sum{controller="virtualcluster",hook="sync"} ${bytes}`,
+      );
       // A made-up controller name does not create its own series.
       expect(text).to.include(
         'kubecell_hook_requests_total{controller="unknown",hook="sync",code="404"} 1',

@@ -143,6 +143,12 @@ function callOf(res: Response): HookCall {
   return res.locals.hookCall as HookCall;
 }
 
+/** The body size the caller announced, if it announced a plausible one. */
+function announcedBytes(req: Request): number | undefined {
+  const bytes = Number(req.headers['content-length']);
+  return Number.isSafeInteger(bytes) && bytes >= 0 ? bytes : undefined;
+}
+
 /** Records the start time and arranges for exactly one log line and metric sample. */
 function startCall(logger: Logger, metrics: HookMetrics, bodySeconds: number) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -163,6 +169,7 @@ function startCall(logger: Logger, metrics: HookMetrics, bodySeconds: number) {
         hook: call.hook,
         status,
         durationSeconds: durationMs / 1000,
+        requestBytes: announcedBytes(req),
       });
       logHookCall(logger, {
         controller: call.controller,

@@ -17,6 +17,8 @@ export interface HookCallSample {
   hook: string;
   status: number;
   durationSeconds: number;
+  /** The request body's size as announced by Content-Length; undefined when not announced. */
+  requestBytes?: number;
 }
 
 export interface HookMetrics {
@@ -53,6 +55,14 @@ export function createMetrics({ processMetrics = true }: MetricsOptions = {}): H
     registers: [registry],
   });
 
+  const requestBytes = new Histogram({
+    name: 'kubecell_hook_request_bytes',
+    help: 'Size of a hook request body (Content-Length), by controller and hook: what Metacontroller sends per sync.',
+    labelNames: ['controller', 'hook'] as const,
+    buckets: [1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216],
+    registers: [registry],
+  });
+
   // Start every error series at 0 so that rate() and increase() see the first error.
   for (const controller of [...COMPOSITE_CONTROLLERS, ...DECORATOR_CONTROLLERS]) {
     for (const hook of HOOK_NAMES) errors.labels({ controller, hook }).inc(0);
@@ -60,7 +70,7 @@ export function createMetrics({ processMetrics = true }: MetricsOptions = {}): H
 
   return {
     registry,
-    observeHookCall({ controller, hook, status, durationSeconds }) {
+    observeHookCall({ controller, hook, status, durationSeconds, requestBytes: bytes }) {
       // URL segments are caller-controlled: bound the label values.
       const labels = {
         controller: isControllerName(controller) ? controller : 'unknown',
@@ -69,6 +79,7 @@ export function createMetrics({ processMetrics = true }: MetricsOptions = {}): H
       requests.labels({ ...labels, code: String(status) }).inc();
       if (status !== 200) errors.labels(labels).inc();
       duration.labels(labels).observe(durationSeconds);
+      if (bytes !== undefined) requestBytes.labels(labels).observe(bytes);
     },
   };
 }
