@@ -10,7 +10,6 @@
 import { LABELS } from '../kube/labels.js';
 
 export const K3K_API_VERSION = 'k3k.io/v1beta1';
-export const KUBECELL_API_VERSION = 'kubecell.io/v1alpha1';
 
 /** k3k's own labels on its server pods: `cluster=<name>, role=server`. */
 export const K3K_SERVER_POD_LABELS = { cluster: 'cluster', role: 'role' } as const;

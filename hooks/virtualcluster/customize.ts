@@ -29,8 +29,8 @@ import type {
   CustomizeHookResponse,
   RelatedResourceRule,
 } from '../metacontroller/protocol.js';
+import { API_VERSION } from '../api/kinds.js';
 import { LABELS } from '../kube/labels.js';
-import { KUBECELL_API_VERSION } from './constants.js';
 import { k3kKubeconfigSecretName } from './names.js';
 
 export function virtualClusterRelatedResources(
@@ -42,18 +42,18 @@ export function virtualClusterRelatedResources(
   const namespace = vc.metadata.namespace ?? '';
   return [
     {
-      apiVersion: KUBECELL_API_VERSION,
+      apiVersion: API_VERSION,
       resource: 'cells',
       namespace: cellNamespace,
       names: [cellName],
     },
-    { apiVersion: KUBECELL_API_VERSION, resource: 'virtualnodeclasses', names: [className] },
+    { apiVersion: API_VERSION, resource: 'virtualnodeclasses', names: [className] },
     {
-      apiVersion: KUBECELL_API_VERSION,
+      apiVersion: API_VERSION,
       resource: 'virtualclusters',
       labelSelector: { matchLabels: { [LABELS.cell]: cellName } },
     },
-    { apiVersion: KUBECELL_API_VERSION, resource: 'virtualclusters', namespace },
+    { apiVersion: API_VERSION, resource: 'virtualclusters', namespace },
     {
       apiVersion: 'v1',
       resource: 'secrets',

@@ -9,7 +9,7 @@ import {
   LIMIT_RANGE_DEFAULT_LIMIT,
   LIMIT_RANGE_DEFAULT_REQUEST,
 } from './constants.js';
-import { VC_CONDITION_TYPES, VC_PHASES, VC_REASONS } from './reasons.js';
+import { REASONS, VC_CONDITION_TYPES, VC_PHASES } from './reasons.js';
 
 const CONCEPTS = fileURLToPath(new URL('../../docs/concepts.md', import.meta.url));
 
@@ -27,7 +27,7 @@ describe('docs/concepts.md "VirtualCluster"', () => {
     const text = section();
     for (const phase of VC_PHASES) expect(text, phase).to.include(`\`${phase}\``);
     for (const type of VC_CONDITION_TYPES) expect(text, type).to.include(`\`${type}\``);
-    for (const reason of Object.values(VC_REASONS)) {
+    for (const reason of Object.values(REASONS)) {
       expect(text, reason).to.include(`\`${reason}\``);
     }
   });

@@ -30,54 +30,54 @@ export const VC_CONDITION_TYPES = [
 ] as const;
 export type VirtualClusterConditionType = (typeof VC_CONDITION_TYPES)[number];
 
-export const VC_REASONS = {
+export const REASONS = {
   // Feasible
-  accepted: 'Accepted',
-  rejected: 'Rejected',
-  undecided: 'Unknown',
-  notEvaluated: 'NotEvaluated',
+  Accepted: 'Accepted',
+  Rejected: 'Rejected',
+  Unknown: 'Unknown',
+  NotEvaluated: 'NotEvaluated',
   // Resolved
-  resolved: 'Resolved',
-  feasibilityRejected: 'FeasibilityRejected',
-  feasibilityUnknown: 'FeasibilityUnknown',
-  noEndpointAddress: 'NoEndpointAddress',
-  notResolved: 'NotResolved',
+  Resolved: 'Resolved',
+  FeasibilityRejected: 'FeasibilityRejected',
+  FeasibilityUnknown: 'FeasibilityUnknown',
+  NoEndpointAddress: 'NoEndpointAddress',
+  NotResolved: 'NotResolved',
   // ChildrenApplied
-  childrenApplied: 'ChildrenApplied',
-  childrenPending: 'ChildrenPending',
-  childrenKept: 'ChildrenKept',
+  ChildrenApplied: 'ChildrenApplied',
+  ChildrenPending: 'ChildrenPending',
+  ChildrenKept: 'ChildrenKept',
   // K3kReady
-  k3kReady: 'K3kReady',
-  k3kNotReady: 'K3kNotReady',
-  k3kClusterMissing: 'K3kClusterMissing',
+  K3kReady: 'K3kReady',
+  K3kNotReady: 'K3kNotReady',
+  K3kClusterMissing: 'K3kClusterMissing',
   // KubeconfigPublished
-  published: 'KubeconfigPublished',
-  waitingForNodePort: 'WaitingForNodePort',
-  waitingForK3kKubeconfig: 'WaitingForK3kKubeconfig',
-  k3kKubeconfigInvalid: 'K3kKubeconfigInvalid',
-  k3kKubeconfigRejected: 'K3kKubeconfigRejected',
-  secretNotApplied: 'SecretNotApplied',
-  secretOutdated: 'SecretOutdated',
+  KubeconfigPublished: 'KubeconfigPublished',
+  WaitingForNodePort: 'WaitingForNodePort',
+  WaitingForK3kKubeconfig: 'WaitingForK3kKubeconfig',
+  K3kKubeconfigInvalid: 'K3kKubeconfigInvalid',
+  K3kKubeconfigRejected: 'K3kKubeconfigRejected',
+  SecretNotApplied: 'SecretNotApplied',
+  SecretOutdated: 'SecretOutdated',
   // CellLive
-  cellLive: 'LeaseFresh',
-  cellNotObserved: 'CellNotObserved',
-  cellNotFound: 'CellNotFound',
-  cellStatusMissing: 'CellStatusMissing',
-  leaseStale: 'LeaseStale',
-  leaseUnknown: 'LeaseUnknown',
+  LeaseFresh: 'LeaseFresh',
+  CellNotObserved: 'CellNotObserved',
+  CellNotFound: 'CellNotFound',
+  CellStatusMissing: 'CellStatusMissing',
+  LeaseStale: 'LeaseStale',
+  LeaseUnknown: 'LeaseUnknown',
   // Ready (and the phase): Failed reasons
-  namespaceOccupied: 'NamespaceOccupied',
-  cellReplaced: 'CellReplaced',
-  managedClusterReplaced: 'ManagedClusterReplaced',
-  resolvedSnapshotInvalid: 'ResolvedSnapshotInvalid',
+  NamespaceOccupied: 'NamespaceOccupied',
+  CellReplaced: 'CellReplaced',
+  ManagedClusterReplaced: 'ManagedClusterReplaced',
+  ResolvedSnapshotInvalid: 'ResolvedSnapshotInvalid',
   // Ready (and the phase): the other phases
-  ready: 'Ready',
-  provisioning: 'Provisioning',
-  pending: 'Pending',
-  cellInventoryUnavailable: 'CellInventoryUnavailable',
-  deleting: 'Deleting',
+  Ready: 'Ready',
+  Provisioning: 'Provisioning',
+  Pending: 'Pending',
+  CellInventoryUnavailable: 'CellInventoryUnavailable',
+  Deleting: 'Deleting',
 } as const;
-export type VirtualClusterReason = (typeof VC_REASONS)[keyof typeof VC_REASONS];
+export type VirtualClusterReason = (typeof REASONS)[keyof typeof REASONS];
 
 /**
  * Failed reasons that stay once reached, whatever is observed later: an operator must act
@@ -85,7 +85,7 @@ export type VirtualClusterReason = (typeof VC_REASONS)[keyof typeof VC_REASONS];
  * mirrors the Cell, which itself stays Failed until an operator accepts the new cluster.
  */
 export const STICKY_FAILURES: readonly string[] = [
-  VC_REASONS.namespaceOccupied,
-  VC_REASONS.cellReplaced,
-  VC_REASONS.resolvedSnapshotInvalid,
+  REASONS.NamespaceOccupied,
+  REASONS.CellReplaced,
+  REASONS.ResolvedSnapshotInvalid,
 ];

@@ -18,7 +18,7 @@ import { findCondition, type ConditionVerdict } from '../status/conditions.js';
 import type { K3kCluster } from './observe.js';
 import {
   STICKY_FAILURES,
-  VC_REASONS,
+  REASONS,
   type VirtualClusterConditionType,
   type VirtualClusterPhase,
 } from './reasons.js';
@@ -76,7 +76,7 @@ export function assessCell(
       ...base,
       verdict: live(
         'Unknown',
-        VC_REASONS.cellNotObserved,
+        REASONS.CellNotObserved,
         `Cell ${cellName} was not observed (no Cells in the request); wait for the next sync.`,
       ),
     };
@@ -84,7 +84,7 @@ export function assessCell(
   if (cell === undefined) {
     return {
       ...base,
-      verdict: live('False', VC_REASONS.cellNotFound, `Cell ${cellName} does not exist.`),
+      verdict: live('False', REASONS.CellNotFound, `Cell ${cellName} does not exist.`),
     };
   }
   if (resolved !== undefined && cell.metadata.uid !== resolved.cell.uid) {
@@ -93,7 +93,7 @@ export function assessCell(
       replaced: true,
       verdict: live(
         'False',
-        VC_REASONS.cellReplaced,
+        REASONS.CellReplaced,
         `Cell ${cellName} has UID ${cell.metadata.uid ?? '(none)'}, but this VirtualCluster resolved to UID ${resolved.cell.uid}: the Cell was deleted and recreated.`,
       ),
     };
@@ -101,7 +101,7 @@ export function assessCell(
   const status = cell.status;
   const managedClusterReplaced =
     status?.phase === 'Failed' &&
-    findCondition(status.conditions, 'Ready')?.reason === VC_REASONS.managedClusterReplaced;
+    findCondition(status.conditions, 'Ready')?.reason === REASONS.ManagedClusterReplaced;
   const inventory = findCondition(status?.conditions, 'InventoryFresh');
   const inventoryGone = inventory !== undefined && inventory.status !== 'True';
   const withFlags = { ...base, managedClusterReplaced, inventoryGone };
@@ -110,7 +110,7 @@ export function assessCell(
       ...withFlags,
       verdict: live(
         'Unknown',
-        VC_REASONS.cellStatusMissing,
+        REASONS.CellStatusMissing,
         `Cell ${cellName} has no status yet: the kubecell-cell controller has not observed it.`,
       ),
     };
@@ -121,7 +121,7 @@ export function assessCell(
       ...withFlags,
       verdict: live(
         'True',
-        VC_REASONS.cellLive,
+        REASONS.LeaseFresh,
         `The lease of Cell ${cellName} is fresh (renewed ${lease.leaseRenewTime ?? 'recently'}).`,
       ),
     };
@@ -131,7 +131,7 @@ export function assessCell(
       ...withFlags,
       verdict: live(
         'False',
-        VC_REASONS.leaseStale,
+        REASONS.LeaseStale,
         `The lease of Cell ${cellName} is stale (last renewed ${lease.leaseRenewTime ?? 'never'}); the ManagedCluster's agent must renew it.`,
       ),
     };
@@ -140,7 +140,7 @@ export function assessCell(
     ...withFlags,
     verdict: live(
       'Unknown',
-      VC_REASONS.leaseUnknown,
+      REASONS.LeaseUnknown,
       `The status of Cell ${cellName} does not say whether its lease is fresh.`,
     ),
   };
@@ -151,13 +151,13 @@ export function assessCell(
 /** k3k's Ready condition when present (it is authoritative), else its phase. */
 export function k3kReadiness(cluster: K3kCluster | undefined, resolved: boolean): Verdict {
   if (!resolved) {
-    return verdict('K3kReady', 'Unknown', VC_REASONS.notResolved, 'Not resolved yet.');
+    return verdict('K3kReady', 'Unknown', REASONS.NotResolved, 'Not resolved yet.');
   }
   if (cluster === undefined) {
     return verdict(
       'K3kReady',
       'False',
-      VC_REASONS.k3kClusterMissing,
+      REASONS.K3kClusterMissing,
       'The k3k Cluster does not exist yet.',
     );
   }
@@ -172,11 +172,11 @@ export function k3kReadiness(cluster: K3kCluster | undefined, resolved: boolean)
       : `Ready=${ready.status}${ready.reason ? ` (${ready.reason}${ready.message ? `: ${ready.message}` : ''})` : ''}`,
   ].join(', ');
   return isReady
-    ? verdict('K3kReady', 'True', VC_REASONS.k3kReady, `k3k reports the Cluster ready: ${detail}.`)
+    ? verdict('K3kReady', 'True', REASONS.K3kReady, `k3k reports the Cluster ready: ${detail}.`)
     : verdict(
         'K3kReady',
         'False',
-        VC_REASONS.k3kNotReady,
+        REASONS.K3kNotReady,
         `k3k does not report the Cluster ready: ${detail}.`,
       );
 }
@@ -192,7 +192,7 @@ export function feasibleVerdict(
     return verdict(
       'Feasible',
       'True',
-      VC_REASONS.accepted,
+      REASONS.Accepted,
       `The feasibility evaluation accepted the placement at ${resolved.resolvedAt}; it is not evaluated again.`,
     );
   }
@@ -200,7 +200,7 @@ export function feasibleVerdict(
     const prior = findCondition(previous, 'Feasible');
     return prior !== undefined
       ? verdict('Feasible', prior.status, prior.reason, prior.message)
-      : verdict('Feasible', 'Unknown', VC_REASONS.notEvaluated, 'Not evaluated.');
+      : verdict('Feasible', 'Unknown', REASONS.NotEvaluated, 'Not evaluated.');
   }
   const list = (result: FeasibilityCheck['result']) =>
     evaluation.checks
@@ -211,19 +211,19 @@ export function feasibleVerdict(
       .join(', ');
   switch (evaluation.decision) {
     case Decision.Accepted:
-      return verdict('Feasible', 'True', VC_REASONS.accepted, 'Every feasibility check passed.');
+      return verdict('Feasible', 'True', REASONS.Accepted, 'Every feasibility check passed.');
     case Decision.Rejected:
       return verdict(
         'Feasible',
         'False',
-        VC_REASONS.rejected,
+        REASONS.Rejected,
         `Failed checks: ${list('Fail')}; see status.feasibilityChecks.`,
       );
     default:
       return verdict(
         'Feasible',
         'Unknown',
-        VC_REASONS.undecided,
+        REASONS.Unknown,
         `Undecided checks: ${list('Unknown')}; see status.feasibilityChecks.`,
       );
   }
@@ -250,7 +250,7 @@ export function phaseOf(inputs: PhaseInputs): {
   if (inputs.deleting) {
     return {
       phase: 'Deleting',
-      reason: VC_REASONS.deleting,
+      reason: REASONS.Deleting,
       message: 'The VirtualCluster is being deleted; see status.cleanup.',
     };
   }
@@ -260,7 +260,7 @@ export function phaseOf(inputs: PhaseInputs): {
   if (!inputs.resolved) {
     return {
       phase: 'Pending',
-      reason: VC_REASONS.pending,
+      reason: REASONS.Pending,
       message: `Not resolved: ${inputs.unresolved.message}`,
     };
   }
@@ -275,7 +275,7 @@ export function phaseOf(inputs: PhaseInputs): {
   if (inputs.cell.inventoryGone) {
     return {
       phase: 'Degraded',
-      reason: VC_REASONS.cellInventoryUnavailable,
+      reason: REASONS.CellInventoryUnavailable,
       message:
         "The Cell's InventoryFresh condition is not True: an inventory source is gone. The VirtualCluster is left as it is.",
     };
@@ -283,13 +283,13 @@ export function phaseOf(inputs: PhaseInputs): {
   if (inputs.missing.length > 0) {
     return {
       phase: 'Provisioning',
-      reason: VC_REASONS.provisioning,
+      reason: REASONS.Provisioning,
       message: `Waiting for ${inputs.missing.join('; ')}.`,
     };
   }
   return {
     phase: 'Ready',
-    reason: VC_REASONS.ready,
+    reason: REASONS.Ready,
     message:
       'The k3k Cluster is ready, the NodePort is allocated, the kubeconfig is published and the quota is in place.',
   };

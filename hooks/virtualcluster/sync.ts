@@ -44,7 +44,7 @@ import { findCondition, reconcileConditions } from '../status/conditions.js';
 import type { VirtualClusterConfig } from './config.js';
 import { endpointUrl } from './kubeconfig.js';
 import { observeVirtualCluster, type VirtualClusterObservation } from './observe.js';
-import { VC_CONDITION_TYPES, VC_REASONS } from './reasons.js';
+import { VC_CONDITION_TYPES, REASONS } from './reasons.js';
 import {
   allocatedNodePort,
   childLabels,
@@ -164,21 +164,21 @@ export function syncVirtualCluster(
     sticky ??
     (hasStored && resolved === undefined
       ? {
-          reason: VC_REASONS.resolvedSnapshotInvalid,
+          reason: REASONS.ResolvedSnapshotInvalid,
           message:
             'status.resolved lacks fields the children are rendered from; the children are kept as they are. Delete and recreate the VirtualCluster to place it again.',
         }
       : undefined) ??
     (older.length > 0
       ? {
-          reason: VC_REASONS.namespaceOccupied,
+          reason: REASONS.NamespaceOccupied,
           message: `Namespace ${observation.namespace} already hosts VirtualCluster ${older[0]?.metadata.name ?? ''}, which is older; a namespace hosts one VirtualCluster. Delete this one and create it in another host namespace.`,
         }
       : undefined);
 
   // 2. Resolution.
   let evaluation: ReturnType<typeof evaluateFeasibility> | undefined;
-  let unresolved = verdict('Resolved', 'False', VC_REASONS.notResolved, 'Not resolved.');
+  let unresolved = verdict('Resolved', 'False', REASONS.NotResolved, 'Not resolved.');
   if (!hasStored && sticky === undefined && !deleting) {
     const stale = staleCopyEvidence(observation.children.all, now);
     if (stale !== undefined) {
@@ -192,13 +192,13 @@ export function syncVirtualCluster(
         ? verdict(
             'Resolved',
             'False',
-            VC_REASONS.feasibilityRejected,
+            REASONS.FeasibilityRejected,
             'The feasibility evaluation rejected the placement; see status.feasibilityChecks.',
           )
         : verdict(
             'Resolved',
             'False',
-            VC_REASONS.feasibilityUnknown,
+            REASONS.FeasibilityUnknown,
             'The feasibility evaluation could not decide; see status.feasibilityChecks. It runs again on the next sync.',
           );
     const { cell, virtualNodeClass } = observation;
@@ -211,7 +211,7 @@ export function syncVirtualCluster(
       unresolved = verdict(
         'Resolved',
         'False',
-        VC_REASONS.notResolved,
+        REASONS.NotResolved,
         `Cell ${cell.metadata.name} or VirtualNodeClass ${virtualNodeClass.metadata.name} lacks a field the snapshot needs (machine profile, ManagedCluster, storage class or entitlement).`,
       );
     } else if (accepted) {
@@ -225,7 +225,7 @@ export function syncVirtualCluster(
         unresolved = verdict(
           'Resolved',
           'False',
-          VC_REASONS.noEndpointAddress,
+          REASONS.NoEndpointAddress,
           `No Ready, schedulable Node labelled kubecell.io/machine-profile=${profile} lists an InternalIP, so there is no address for the API endpoint yet.`,
         );
       } else {
@@ -234,7 +234,7 @@ export function syncVirtualCluster(
     }
   }
   if (failure !== undefined && resolved === undefined) {
-    unresolved = verdict('Resolved', 'False', VC_REASONS.notResolved, failure.message);
+    unresolved = verdict('Resolved', 'False', REASONS.NotResolved, failure.message);
   }
   const cellLiveness = assessCell(
     resolved?.cell.name ?? observation.cellName,
@@ -243,11 +243,11 @@ export function syncVirtualCluster(
     resolved,
   );
   if (failure === undefined && resolved !== undefined && cellLiveness.replaced) {
-    failure = { reason: VC_REASONS.cellReplaced, message: cellLiveness.verdict.message };
+    failure = { reason: REASONS.CellReplaced, message: cellLiveness.verdict.message };
   }
   if (failure === undefined && resolved !== undefined && cellLiveness.managedClusterReplaced) {
     failure = {
-      reason: VC_REASONS.managedClusterReplaced,
+      reason: REASONS.ManagedClusterReplaced,
       message: `Cell ${resolved.cell.name} reports its ManagedCluster replaced; the VirtualCluster is left as it is until an operator accepts the new cluster on the Cell.`,
     };
   }
@@ -295,7 +295,7 @@ export function syncVirtualCluster(
       : verdict(
           'Resolved',
           'True',
-          VC_REASONS.resolved,
+          REASONS.Resolved,
           `Resolved at ${resolved.resolvedAt} to Cell ${resolved.cell.name} (${resolved.cell.uid}) and class ${resolved.class.name} (${resolved.class.uid}); endpoint address ${resolved.endpointAddress}.`,
         ),
     childrenVerdict,
@@ -386,11 +386,11 @@ function childrenApplied(
   if (desired === undefined) {
     const kept = observation.children.all;
     return kept.length === 0
-      ? verdict('ChildrenApplied', 'False', VC_REASONS.notResolved, 'Not resolved: no children.')
+      ? verdict('ChildrenApplied', 'False', REASONS.NotResolved, 'Not resolved: no children.')
       : verdict(
           'ChildrenApplied',
           'Unknown',
-          VC_REASONS.childrenKept,
+          REASONS.ChildrenKept,
           `No usable status.resolved; the existing children are kept unchanged: ${kept.map(describe).join(', ')}.`,
         );
   }
@@ -401,13 +401,13 @@ function childrenApplied(
     ? verdict(
         'ChildrenApplied',
         'True',
-        VC_REASONS.childrenApplied,
+        REASONS.ChildrenApplied,
         `Every child exists: ${desired.map(describe).join(', ')}.`,
       )
     : verdict(
         'ChildrenApplied',
         'False',
-        VC_REASONS.childrenPending,
+        REASONS.ChildrenPending,
         `children to be applied: ${missing.map(describe).join(', ')}`,
       );
 }
@@ -422,13 +422,13 @@ function kubeconfigVerdict(
   const type = 'KubeconfigPublished';
   const secretName = observation.names.secret;
   if (resolved === undefined || plan === undefined) {
-    return verdict(type, 'False', VC_REASONS.notResolved, 'Not resolved yet.');
+    return verdict(type, 'False', REASONS.NotResolved, 'Not resolved yet.');
   }
   if (published && port !== undefined) {
     return verdict(
       type,
       'True',
-      VC_REASONS.published,
+      REASONS.KubeconfigPublished,
       `Secret ${secretName} (key kubeconfig.yaml) points at ${endpointUrl(resolved.endpointAddress, port)}.`,
     );
   }
@@ -436,7 +436,7 @@ function kubeconfigVerdict(
     return verdict(
       type,
       'False',
-      VC_REASONS.waitingForNodePort,
+      REASONS.WaitingForNodePort,
       `The NodePort of Service ${observation.names.service} is not allocated yet.`,
     );
   }
@@ -452,7 +452,7 @@ function kubeconfigVerdict(
       return verdict(
         type,
         'False',
-        VC_REASONS.k3kKubeconfigRejected,
+        REASONS.K3kKubeconfigRejected,
         `${k3kSecret} is not published: ${plan.problem ?? 'refused'}.${withdrawn}`,
       );
     }
@@ -460,14 +460,14 @@ function kubeconfigVerdict(
       return verdict(
         type,
         'False',
-        VC_REASONS.k3kKubeconfigInvalid,
+        REASONS.K3kKubeconfigInvalid,
         `${k3kSecret} cannot be used: ${plan.problem ?? 'unreadable'}.${withdrawn}`,
       );
     }
     return verdict(
       type,
       'False',
-      VC_REASONS.waitingForK3kKubeconfig,
+      REASONS.WaitingForK3kKubeconfig,
       `k3k has not written the Cluster's admin kubeconfig Secret yet.${withdrawn}`,
     );
   }
@@ -475,14 +475,14 @@ function kubeconfigVerdict(
     return verdict(
       type,
       'False',
-      VC_REASONS.secretNotApplied,
+      REASONS.SecretNotApplied,
       `Secret ${secretName} does not exist yet.`,
     );
   }
   return verdict(
     type,
     'False',
-    VC_REASONS.secretOutdated,
+    REASONS.SecretOutdated,
     plan.kind === 'keep'
       ? `Secret ${secretName} does not point at the current endpoint and k3k's kubeconfig is ${KEPT_BECAUSE[plan.why]}${plan.problem === undefined ? '' : ` (${plan.problem})`}; the published Secret is kept as it is.`
       : `Secret ${secretName} is being updated to point at the current endpoint.`,
@@ -544,7 +544,7 @@ export function finalizeVirtualCluster(
   const verdicts: Verdict[] = [];
   for (const type of VC_CONDITION_TYPES) {
     if (type === 'Ready') {
-      verdicts.push(verdict('Ready', 'False', VC_REASONS.deleting, message));
+      verdicts.push(verdict('Ready', 'False', REASONS.Deleting, message));
       continue;
     }
     const prior = findCondition(previousConditions, type);

@@ -1,7 +1,7 @@
 // docs/troubleshooting.md has a row for every condition and check reason the code writes, and
 // names no reason the code does not write. The reasons are found the way docs.test.ts finds
 // tokens: every `export const` of hooks/ whose name says it holds reasons (CELL_REASONS,
-// VC_REASONS, Reason, READY_REASONS, ...), imported and read. Each module's reasons belong to
+// REASONS, Reason, READY_REASONS, ...), imported and read. Each module's reasons belong to
 // one `## ` section of the document; a module that starts exporting reasons without a section
 // fails the test, so a new kind cannot go undocumented. Unit test: no cluster.
 import { expect } from 'chai';
