@@ -11,16 +11,11 @@
  * CRD's schema and CEL rules prevent) selects nothing, as Kubernetes treats a selector it cannot
  * parse.
  */
+import { isJsonObject } from '../json/json.js';
 
 /** What a selector says about one namespace. */
 export type SelectorVerdict =
   { kind: 'selected' } | { kind: 'notSelected' } | { kind: 'invalid'; problem: string };
-
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
 type Operator = (typeof OPERATORS)[number];
@@ -38,11 +33,11 @@ interface ParsedSelector {
 
 /** The selector as data, or the first problem that makes it select nothing. */
 function parseSelector(selector: unknown): ParsedSelector | string {
-  if (!isObject(selector)) return 'it is not an object';
+  if (!isJsonObject(selector)) return 'it is not an object';
   const parsed: ParsedSelector = { matchLabels: [], requirements: [] };
   const { matchLabels, matchExpressions } = selector;
   if (matchLabels !== undefined && matchLabels !== null) {
-    if (!isObject(matchLabels)) return 'matchLabels is not a map';
+    if (!isJsonObject(matchLabels)) return 'matchLabels is not a map';
     for (const [key, value] of Object.entries(matchLabels)) {
       if (typeof value !== 'string') return `matchLabels[${key}] is not a string`;
       parsed.matchLabels.push([key, value]);
@@ -52,7 +47,7 @@ function parseSelector(selector: unknown): ParsedSelector | string {
     if (!Array.isArray(matchExpressions)) return 'matchExpressions is not a list';
     for (const [index, expression] of matchExpressions.entries()) {
       const where = `matchExpressions[${index}]`;
-      if (!isObject(expression)) return `${where} is not an object`;
+      if (!isJsonObject(expression)) return `${where} is not an object`;
       const { key, operator, values } = expression;
       if (typeof key !== 'string' || key === '') return `${where}.key is missing`;
       if (!(OPERATORS as readonly unknown[]).includes(operator)) {

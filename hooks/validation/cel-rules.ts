@@ -1,4 +1,5 @@
 import { celEnv, isCelError, parse, plan, type CelInput } from '@bufbuild/cel';
+import { isJsonObject } from '../json/json.js';
 
 /** A schema node as generated into hooks/generated/schemas; only what rule evaluation reads. */
 export interface RuleSchema {
@@ -42,9 +43,6 @@ function compile(rule: string): CompiledRule {
 /** The apiserver treats a rule that mentions oldSelf as a transition rule: it runs only on update. */
 const isTransitionRule = (rule: string): boolean => /\boldSelf\b/.test(rule);
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * Fills in schema defaults the way the apiserver does before validation, without touching the
  * caller's object, so a rule sees `replicas: 1` when the user left it out.
@@ -53,7 +51,7 @@ export function withDefaults(schema: RuleSchema, value: unknown): unknown {
   if (Array.isArray(value)) {
     return schema.items ? value.map((item) => withDefaults(schema.items!, item)) : value;
   }
-  if (!isObject(value)) return value;
+  if (!isJsonObject(value)) return value;
   const out: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value)) {
     const childSchema = schema.properties?.[key] ?? mapValueSchema(schema);
@@ -77,7 +75,7 @@ function mapValueSchema(schema: RuleSchema): RuleSchema | undefined {
  */
 export function toCel(schema: RuleSchema | undefined, value: unknown): CelInput {
   if (Array.isArray(value)) return value.map((item) => toCel(schema?.items, item));
-  if (isObject(value)) {
+  if (isJsonObject(value)) {
     return new Map(
       Object.entries(value).map(([key, child]) => {
         const property = schema?.properties?.[key];
@@ -132,7 +130,7 @@ export function escapeFieldName(name: string): string {
 }
 
 function describeValue(value: unknown): string {
-  if (isObject(value)) return '"object"';
+  if (isJsonObject(value)) return '"object"';
   if (Array.isArray(value)) return '"array"';
   return JSON.stringify(value);
 }
@@ -143,8 +141,8 @@ function describeValue(value: unknown): string {
  */
 function oldListItem(schema: RuleSchema, item: unknown, oldList: unknown): unknown {
   const keys = schema['x-kubernetes-list-map-keys'];
-  if (!keys?.length || !isObject(item) || !Array.isArray(oldList)) return undefined;
-  return oldList.find((old) => isObject(old) && keys.every((key) => old[key] === item[key]));
+  if (!keys?.length || !isJsonObject(item) || !Array.isArray(oldList)) return undefined;
+  return oldList.find((old) => isJsonObject(old) && keys.every((key) => old[key] === item[key]));
 }
 
 function evaluateNode(
@@ -184,8 +182,8 @@ function evaluateNode(
     );
     return;
   }
-  if (!isObject(value)) return;
-  const old = isObject(oldValue) ? oldValue : undefined;
+  if (!isJsonObject(value)) return;
+  const old = isJsonObject(oldValue) ? oldValue : undefined;
   for (const [key, child] of Object.entries(value)) {
     const childSchema = schema.properties?.[key] ?? mapValueSchema(schema);
     if (childSchema) {

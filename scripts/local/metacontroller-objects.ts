@@ -9,6 +9,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
+import { isJsonObject } from '../../hooks/json/json.js';
 
 /** The in-cluster hook server's base URL, with or without the Service's domain and a port. */
 export const IN_CLUSTER_HOOK_BASE =
@@ -106,14 +107,10 @@ export function readMetacontrollerInstall(
   ];
 }
 
-function isObject(value: Json | undefined): value is { [key: string]: Json } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function describeObject(object: Json): string {
-  if (!isObject(object)) return '(not an object)';
+  if (!isJsonObject(object)) return '(not an object)';
   const metadata = object.metadata;
-  const name = isObject(metadata) && typeof metadata.name === 'string' ? metadata.name : '?';
+  const name = isJsonObject(metadata) && typeof metadata.name === 'string' ? metadata.name : '?';
   return `${typeof object.kind === 'string' ? object.kind : '?'}/${name}`;
 }
 
@@ -133,10 +130,10 @@ export function rewriteHookUrls(objects: readonly unknown[], baseUrl: string): R
         node.forEach((item, index) => visit(item, `${at}[${index}]`));
         return;
       }
-      if (!isObject(node)) return;
+      if (!isJsonObject(node)) return;
       for (const [key, value] of Object.entries(node)) {
         const here = at === '' ? key : `${at}.${key}`;
-        if (key === 'webhook' && isObject(value)) {
+        if (key === 'webhook' && isJsonObject(value)) {
           rewriteWebhook(value, here);
         } else {
           visit(value, here);
@@ -156,7 +153,7 @@ export function rewriteHookUrls(objects: readonly unknown[], baseUrl: string): R
       }
       const service = webhook.service;
       if (
-        isObject(service) &&
+        isJsonObject(service) &&
         service.name === HOOK_SERVICE.name &&
         (service.namespace === undefined || service.namespace === HOOK_SERVICE.namespace)
       ) {

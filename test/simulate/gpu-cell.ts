@@ -9,6 +9,7 @@
 // `kubecell.io/machine-profile=<profile>`, `kubecell.io/pool=<pool>`) are taken from the pool,
 // and the result says so (`labelSource: 'pool'`).
 import { parse } from 'yaml';
+import { isJsonObject } from '../../hooks/json/json.js';
 import { KubeClient, isNotFound, resourcePath, type KubeObject } from './kube-client.js';
 import { DEFAULT_NODE_CAPACITY, loopbackAddressFor, type NodeRegistration } from './kubelet.js';
 
@@ -68,10 +69,6 @@ function parseYaml(text: string): unknown {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * The Node name and labels a cell's user-data registers (pure): a cloud-config whose write_files
  * hold a kubeadm JoinConfiguration (nodeRegistration.name, kubeletExtraArgs node-labels), or,
@@ -81,13 +78,13 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function bootIdentityFromUserData(userData: string): BootIdentity {
   const config = parseYaml(userData);
   let identity: BootIdentity = {};
-  if (isRecord(config)) {
+  if (isJsonObject(config)) {
     for (const file of Array.isArray(config.write_files) ? config.write_files : []) {
-      const content = isRecord(file) ? file.content : undefined;
+      const content = isJsonObject(file) ? file.content : undefined;
       if (typeof content !== 'string' || !content.includes('JoinConfiguration')) continue;
       for (const document of content.split(/^---$/m)) {
         const parsed = parseYaml(document);
-        if (isRecord(parsed) && parsed.kind === 'JoinConfiguration') {
+        if (isJsonObject(parsed) && parsed.kind === 'JoinConfiguration') {
           identity = fromNodeRegistration(parsed.nodeRegistration as NodeRegistrationOptions);
         }
       }
