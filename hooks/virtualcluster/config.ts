@@ -12,18 +12,14 @@
  * names, same defaults). Invalid values throw a `ConfigError` (the hook server's) listing
  * every problem, so the server refuses to start rather than run with a guess.
  */
-import {
-  DEFAULT_INVENTORY_MAX_AGE_SECONDS,
-  DEFAULT_NODE_PORT_RANGE,
-  type NodePortRange,
-} from '../feasibility/evaluate.js';
-import { EnvReader, SHARED_DEFAULTS } from '../config/env-reader.js';
+import { EnvReader, SHARED_DEFAULTS, type PortRange } from '../config/env-reader.js';
+import { DEFAULT_INVENTORY_MAX_AGE_SECONDS } from '../feasibility/evaluate.js';
 
 export interface VirtualClusterConfig {
   /** The namespace Cells live in. */
   cellNamespace: string;
   /** The cluster's NodePort range, for the NodePorts feasibility check. */
-  nodePortRange: NodePortRange;
+  nodePortRange: PortRange;
   /** Seconds between resyncs while the VirtualCluster is not settled. */
   resyncSeconds: number;
   /** How old a Cell's inventory may be for the feasibility evaluation to trust it. */
@@ -38,13 +34,6 @@ export const VIRTUALCLUSTER_DEFAULTS = {
   ...SHARED_DEFAULTS,
   KUBECELL_VIRTUALCLUSTER_RESYNC_SECONDS: String(DEFAULT_RESYNC_SECONDS),
 } as const;
-
-export const DEFAULT_VIRTUALCLUSTER_CONFIG: Readonly<VirtualClusterConfig> = Object.freeze({
-  cellNamespace: SHARED_DEFAULTS.KUBECELL_CONTROLLER_NAMESPACE,
-  nodePortRange: DEFAULT_NODE_PORT_RANGE,
-  resyncSeconds: DEFAULT_RESYNC_SECONDS,
-  inventoryMaxAgeSeconds: DEFAULT_INVENTORY_MAX_AGE_SECONDS,
-});
 
 /** Reads the settings; throws a `ConfigError` listing every invalid variable. */
 export function loadVirtualClusterConfig(
@@ -65,3 +54,11 @@ export function loadVirtualClusterConfig(
   reader.finish();
   return config;
 }
+
+/**
+ * The settings with no variable set: the shared defaults of hooks/config/env-reader.ts
+ * (`SHARED_DEFAULTS`, e.g. the NodePort range) and this controller's own.
+ */
+export const DEFAULT_VIRTUALCLUSTER_CONFIG: Readonly<VirtualClusterConfig> = Object.freeze(
+  loadVirtualClusterConfig({}),
+);

@@ -1,16 +1,12 @@
 /**
  * The kubecell-virtualcluster CompositeController's hooks, bound to their settings and clock,
- * ready for `registry.registerComposite('virtualcluster', ...)`.
- *
- * customize and sync first check the VirtualCluster's spec with the webhook's own rules
- * (hooks/server/valid-parent.ts): a parent the apiserver let through without the webhook gets
- * a 400 naming the field, and Metacontroller then keeps every child. finalize is not guarded:
- * deletion must always be able to finish (it reads no spec field, and the annotation
- * kubecell.io/skip-cleanup must keep working whatever the spec says).
+ * ready for `registry.registerComposite('virtualcluster', ...)`. Binding only: the hooks are
+ * customize.ts and sync.ts. The parent's spec is checked before a hook runs by the wiring layer,
+ * not here; finalize reads no spec field, so deletion (and the annotation
+ * kubecell.io/skip-cleanup) does not depend on the spec.
  */
 import type { VirtualCluster } from '../generated/types/index.js';
 import type { CompositeHooks } from '../metacontroller/controller-hooks.js';
-import { requireValidSpec } from '../server/valid-parent.js';
 import type { Clock } from '../status/clock.js';
 import { loadVirtualClusterConfig, type VirtualClusterConfig } from './config.js';
 import { customizeVirtualCluster } from './customize.js';
@@ -22,14 +18,8 @@ export function createVirtualClusterHooks(options: {
 }): CompositeHooks<VirtualCluster> {
   const { config, clock } = options;
   return {
-    customize: (request) => {
-      requireValidSpec('VirtualCluster', request.parent);
-      return customizeVirtualCluster(request, config.cellNamespace);
-    },
-    sync: (request) => {
-      requireValidSpec('VirtualCluster', request.parent);
-      return syncVirtualCluster(request, config, clock());
-    },
+    customize: (request) => customizeVirtualCluster(request, config.cellNamespace),
+    sync: (request) => syncVirtualCluster(request, config, clock()),
     finalize: (request) => finalizeVirtualCluster(request, config, clock()),
   };
 }

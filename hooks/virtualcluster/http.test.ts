@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import type { VirtualCluster } from '../generated/types/index.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
-import { productApp } from '../server/testing.js';
+import { productApp } from '../controllers/testing.js';
 import {
   acceptedRelated,
   asObserved,

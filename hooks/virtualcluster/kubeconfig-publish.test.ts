@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import type { VirtualCluster, VirtualClusterStatus } from '../generated/types/index.js';
 import type { CompositeSyncResponse, KubernetesObject } from '../metacontroller/protocol.js';
-import { productApp } from '../server/testing.js';
+import { productApp } from '../controllers/testing.js';
 import { FORBIDDEN_KUBECONFIGS, MARKER, withFields } from './kubeconfig-testing.js';
 import { syncVirtualCluster } from './sync.js';
 import {

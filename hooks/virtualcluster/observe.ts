@@ -7,6 +7,7 @@
  */
 import type { Cell, VirtualCluster, VirtualNodeClass } from '../generated/types/index.js';
 import { TYPE_KEYS, type Namespace, type Node, type ObjectCondition } from '../kube/objects.js';
+import { isJsonObject } from '../json/json.js';
 import { LABELS } from '../kube/labels.js';
 import {
   findObject,
@@ -27,7 +28,6 @@ export const CHILD_TYPES = {
   secret: TYPE_KEYS.secret,
 } as const;
 export type ChildRole = keyof typeof CHILD_TYPES;
-export const CHILD_ROLES = Object.keys(CHILD_TYPES) as ChildRole[];
 
 export interface K3kCluster extends KubernetesObject {
   spec?: Record<string, unknown>;
@@ -83,11 +83,7 @@ export interface VirtualClusterObservation {
 
 function group<T extends KubernetesObject>(map: ObjectMap, key: string): T[] | undefined {
   if (map[key] === undefined || map[key] === null) return undefined;
-  return listObjects<T>(map, key).filter(isObject);
-}
-
-function isObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return listObjects<T>(map, key).filter(isJsonObject);
 }
 
 export function observeVirtualCluster(
@@ -136,7 +132,7 @@ export function observeVirtualCluster(
   }
   const child = <T extends KubernetesObject>(role: ChildRole, name: string): T | undefined => {
     const found = findObject<T>(children, CHILD_TYPES[role], name, namespace);
-    return found !== undefined && isObject(found) ? found : undefined;
+    return found !== undefined && isJsonObject(found) ? found : undefined;
   };
 
   return {
@@ -150,7 +146,7 @@ export function observeVirtualCluster(
     ...(virtualClusters ? { virtualClusters } : {}),
     ...(hostNamespace ? { hostNamespace } : {}),
     ...(nodes ? { nodes } : {}),
-    ...(k3kKubeconfig && isObject(k3kKubeconfig) ? { k3kKubeconfig } : {}),
+    ...(k3kKubeconfig && isJsonObject(k3kKubeconfig) ? { k3kKubeconfig } : {}),
     children: {
       cluster: child<K3kCluster>('cluster', names.cluster),
       resourceQuota: child<ResourceQuota>('resourceQuota', names.resourceQuota),

@@ -10,7 +10,7 @@
 import { keptChild } from '../metacontroller/kept-child.js';
 import type { ResolvedPlacement, VirtualCluster } from '../generated/types/index.js';
 import { compareStrings } from '../feasibility/resources.js';
-import { LABELS } from '../kube/labels.js';
+import { isLabelValue, LABELS } from '../kube/labels.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import {
   addQuantities,
@@ -46,8 +46,6 @@ import { MAX_KUBECONFIG_BYTES } from './kubeconfig-policy.js';
 import type { ChildNames } from './names.js';
 import type { ObservedChildren, SecretObject, ServiceObject } from './observe.js';
 
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
 /** The labels of every child; a value that is not a valid label value is left out. */
 export function childLabels(
   vc: VirtualCluster,
@@ -60,7 +58,7 @@ export function childLabels(
     [CHILD_LABELS.class, resolved.class.name],
   ];
   for (const [key, value] of candidates) {
-    if (value.length <= 63 && LABEL_VALUE.test(value)) labels[key] = value;
+    if (isLabelValue(value)) labels[key] = value;
   }
   return labels;
 }

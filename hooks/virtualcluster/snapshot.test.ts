@@ -22,7 +22,6 @@ import {
 } from './testing.js';
 
 const matchSnapshot = snapshotsBeside(import.meta.url);
-export const childrenYaml = objectsYaml;
 
 /** Resolve, let the children appear with an allocated port, then render with k3k's kubeconfig. */
 function renderAll(vc: VirtualCluster, related: KubernetesObject[]): KubernetesObject[] {
@@ -48,7 +47,7 @@ describe('VirtualCluster children snapshots', () => {
       'Service',
       'Secret',
     ]);
-    matchSnapshot('team-a-small', childrenYaml(children));
+    matchSnapshot('team-a-small', objectsYaml(children));
   });
 
   it('a CPU-only class that bounds limits and Services', () => {
@@ -60,6 +59,6 @@ describe('VirtualCluster children snapshots', () => {
       hostNamespace(),
       node('node-a', '10.0.12.7'),
     ]);
-    matchSnapshot('team-a-cpu-limits', childrenYaml(children));
+    matchSnapshot('team-a-cpu-limits', objectsYaml(children));
   });
 });

@@ -14,7 +14,7 @@ import type {
   ResolvedPlacement,
 } from '../generated/types/index.js';
 import { Decision } from '../feasibility/reasons.js';
-import { findCondition, type ConditionVerdict } from '../status/conditions.js';
+import { findCondition, verdict, type ConditionVerdict } from '../status/conditions.js';
 import type { K3kCluster } from './observe.js';
 import {
   STICKY_FAILURES,
@@ -29,15 +29,6 @@ export interface Failure {
 }
 
 export type Verdict = ConditionVerdict & { type: VirtualClusterConditionType };
-
-function verdict(
-  type: VirtualClusterConditionType,
-  status: ConditionVerdict['status'],
-  reason: string,
-  message: string,
-): Verdict {
-  return { type, status, reason, message };
-}
 
 /** A Failed phase recorded by an earlier sync that must stay (its reason is sticky). */
 export function stickyFailure(

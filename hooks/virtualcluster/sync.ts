@@ -32,6 +32,7 @@ import type {
 } from '../generated/types/index.js';
 import { Decision } from '../feasibility/reasons.js';
 import { compareStrings } from '../feasibility/resources.js';
+import { isJsonObject } from '../json/json.js';
 import { ANNOTATIONS } from '../kube/labels.js';
 import { RetryLaterError } from '../metacontroller/retry-later.js';
 import {
@@ -40,7 +41,7 @@ import {
   type CompositeSyncResponse,
   type KubernetesObject,
 } from '../metacontroller/protocol.js';
-import { findCondition, reconcileConditions } from '../status/conditions.js';
+import { findCondition, reconcileConditions, verdict } from '../status/conditions.js';
 import type { VirtualClusterConfig } from './config.js';
 import { endpointUrl } from './kubeconfig.js';
 import { observeVirtualCluster, type VirtualClusterObservation } from './observe.js';
@@ -120,25 +121,12 @@ export function staleCopyEvidence(
   return { child: newest.child, created: newest.created };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function previousStatus(vc: VirtualCluster): VirtualClusterStatus {
-  return isRecord(vc.status) ? vc.status : {};
+  return isJsonObject(vc.status) ? vc.status : {};
 }
 
 function conditionsOf(status: VirtualClusterStatus) {
   return Array.isArray(status.conditions) ? status.conditions : undefined;
-}
-
-function verdict(
-  type: Verdict['type'],
-  status: Verdict['status'],
-  reason: string,
-  message: string,
-): Verdict {
-  return { type, status, reason, message };
 }
 
 export function syncVirtualCluster(
@@ -264,7 +252,8 @@ export function syncVirtualCluster(
       : undefined;
   const published = url !== undefined && secretPointsAt(observation.children.secret, url);
   const quota = observation.children.resourceQuota;
-  const quotaInPlace = isRecord(quota?.status?.hard) && Object.keys(quota.status.hard).length > 0;
+  const quotaInPlace =
+    isJsonObject(quota?.status?.hard) && Object.keys(quota.status.hard).length > 0;
 
   const childrenVerdict = childrenApplied(rendering?.children, observation);
   const k3k = k3kReadiness(observation.children.cluster, resolved !== undefined);
@@ -319,10 +308,10 @@ export function syncVirtualCluster(
       ? {
           host: {
             namespace: resolved.hostNamespace,
-            ...(isRecord(quota?.status?.hard)
+            ...(isJsonObject(quota?.status?.hard)
               ? { quotaHard: resourceList(quota.status.hard) }
               : {}),
-            ...(isRecord(quota?.status?.used)
+            ...(isJsonObject(quota?.status?.used)
               ? { quotaUsed: resourceList(quota.status.used) }
               : {}),
           },
@@ -562,7 +551,7 @@ export function finalizeVirtualCluster(
       ? { feasibilityChecks: previous.feasibilityChecks }
       : {}),
     // endpoint and credential are left out: the Service and the Secret are being removed.
-    ...(isRecord(previous.host) ? { host: previous.host } : {}),
+    ...(isJsonObject(previous.host) ? { host: previous.host } : {}),
     cleanup,
     conditions: reconcileConditions(previousConditions, verdicts, now, generation),
   };
