@@ -11,7 +11,8 @@
  *   cells idle past the delay, newest cell (highest ordinal) first.
  * - Without pods or consumer namespaces in the request, the size is held.
  */
-import { SCALE_UP_STEP, SCALING_REASONS, type ScalingReason } from './constants.js';
+import { SCALE_UP_STEP } from './constants.js';
+import { SCALING_REASONS, type ScalingReason } from './reasons.js';
 
 export interface AutoscaleCell {
   name: string;
@@ -69,7 +70,7 @@ export function decideScale(input: AutoscaleInput): AutoscaleDecision {
     return decision(
       start,
       'False',
-      SCALING_REASONS.demandNotObserved,
+      SCALING_REASONS.DemandNotObserved,
       `pods or consumer namespaces were not observed; the pool stays at ${start} cells`,
     );
   }
@@ -80,7 +81,7 @@ export function decideScale(input: AutoscaleInput): AutoscaleDecision {
       return decision(
         start,
         'True',
-        SCALING_REASONS.waitingForCells,
+        SCALING_REASONS.WaitingForCells,
         `${pods} wait${input.pending.length === 1 ? 's' : ''} for cells that are not Ready yet: ${list(coming)}`,
       );
     }
@@ -88,7 +89,7 @@ export function decideScale(input: AutoscaleInput): AutoscaleDecision {
       return decision(
         max,
         'False',
-        SCALING_REASONS.atMaxReplicas,
+        SCALING_REASONS.AtMaxReplicas,
         `${pods} cannot be served: the pool is at maxReplicas (${max})`,
       );
     }
@@ -96,7 +97,7 @@ export function decideScale(input: AutoscaleInput): AutoscaleDecision {
     return decision(
       desired,
       'True',
-      SCALING_REASONS.scalingUp,
+      SCALING_REASONS.ScalingUp,
       `${pods}: scaling up from ${start} to ${desired} cells`,
     );
   }
@@ -114,7 +115,7 @@ export function decideScale(input: AutoscaleInput): AutoscaleDecision {
       return decision(
         desired,
         'True',
-        SCALING_REASONS.scalingDown,
+        SCALING_REASONS.ScalingDown,
         `idle for ${input.scaleDownDelaySeconds}s or more: ${list(eligible.map((cell) => cell.name))}; scaling down from ${start} to ${desired} cells, retiring ${list(retire)}`,
         { retire },
       );
@@ -122,7 +123,7 @@ export function decideScale(input: AutoscaleInput): AutoscaleDecision {
     return decision(
       start,
       'True',
-      SCALING_REASONS.atMinReplicas,
+      SCALING_REASONS.AtMinReplicas,
       `idle for ${input.scaleDownDelaySeconds}s or more: ${list(eligible.map((cell) => cell.name))}; the pool is at minReplicas (${min})`,
     );
   }
@@ -131,7 +132,7 @@ export function decideScale(input: AutoscaleInput): AutoscaleDecision {
     return decision(
       start,
       'True',
-      SCALING_REASONS.waitingForScaleDownDelay,
+      SCALING_REASONS.WaitingForScaleDownDelay,
       `idle, not yet for ${input.scaleDownDelaySeconds}s: ${list(idle.map((cell) => cell.name))}`,
       { resyncAfterSeconds: Math.max(1, Math.ceil(remainingMs / 1000)) },
     );
@@ -139,7 +140,7 @@ export function decideScale(input: AutoscaleInput): AutoscaleDecision {
   return decision(
     start,
     'True',
-    SCALING_REASONS.demandMet,
+    SCALING_REASONS.DemandMet,
     `no GPU pod is pending and no cell is idle; the pool stays at ${start} cells`,
   );
 }

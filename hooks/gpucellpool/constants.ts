@@ -1,14 +1,12 @@
 /**
- * Every fixed value, default and status token of the kubecell-gpucellpool controller, in one
- * place. Reasons are API: tools and alerts match on them, so a token is never renamed or reused
- * for another meaning.
+ * Every fixed value and default of the kubecell-gpucellpool controller, in one place (the
+ * condition reasons are in reasons.ts).
  *
- * docs/autoscaling.md lists the autoscaling defaults and the ScalingActive reasons, and
- * docs/cell-image.md the template variables, the join Secret keys, the phases and the Ready and
- * BootstrapValid reasons; `docs.test.ts` fails when a document and this module disagree. The
- * spec defaults are the schema's own (`schemas/gpucellpool.schema.json`), checked by the same
- * test: the hook applies them too, because a parent that reaches it without the apiserver's
- * defaulting must mean the same thing.
+ * docs/autoscaling.md lists the autoscaling defaults, and docs/cell-image.md the template
+ * variables, the join Secret keys and the phases; `docs.test.ts` fails when a document and this
+ * module disagree. The spec defaults are the schema's own (`schemas/gpucellpool.schema.json`),
+ * checked by the same test: the hook applies them too, because a parent that reaches it without
+ * the apiserver's defaulting must mean the same thing.
  */
 import type { GPUCellStatus } from '../generated/types/index.js';
 
@@ -30,89 +28,10 @@ export const SPEC_DEFAULTS = Object.freeze({
 /** Cells the autoscaler adds per step; the next step waits until every cell is Ready. */
 export const SCALE_UP_STEP = 1;
 
-/**
- * Whether the autoscaler can act, and why it does what it does. A closed set: the condition
- * carries no other reason.
- */
-export const SCALING_REASONS = {
-  /** False: spec.autoscaling is not set; status.desiredReplicas is spec.replicas. */
-  autoscalingDisabled: 'AutoscalingDisabled',
-  /** False: Metacontroller delivered no pods or no consumer namespaces; the size is held. */
-  demandNotObserved: 'DemandNotObserved',
-  /** True: unschedulable GPU pods target the profile; one cell is being added. */
-  scalingUp: 'ScalingUp',
-  /** True: GPU pods are pending, but a cell is still coming up; no other cell is added yet. */
-  waitingForCells: 'WaitingForCells',
-  /** False: GPU pods are pending and the pool is at maxReplicas. */
-  atMaxReplicas: 'AtMaxReplicas',
-  /** True: cells idle for scaleDownDelaySeconds are being retired. */
-  scalingDown: 'ScalingDown',
-  /** True: cells are idle past the delay, but the pool is at minReplicas. */
-  atMinReplicas: 'AtMinReplicas',
-  /** True: some cells are idle; none for scaleDownDelaySeconds yet. */
-  waitingForScaleDownDelay: 'WaitingForScaleDownDelay',
-  /** True: nothing is pending and no cell is idle: the size fits the demand. */
-  demandMet: 'DemandMet',
-} as const;
-export type ScalingReason = (typeof SCALING_REASONS)[keyof typeof SCALING_REASONS];
-
-// --- the other conditions ---
+// --- conditions and phases ---
 
 export const CONDITION_TYPES = ['Ready', 'ScalingActive', 'BootstrapValid'] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
-
-export const READY_REASONS = {
-  /** True: every cell the pool wants exists and its current Node is Ready. */
-  allCellsReady: 'AllCellsReady',
-  /** False: some cells are provisioning, not Ready, or still to be created. */
-  cellsNotReady: 'CellsNotReady',
-  /** False: cells are missing and cannot be created: see BootstrapValid. */
-  bootstrapInvalid: 'BootstrapInvalid',
-  /** False: cells are missing and the GPU ResourceClaim or ResourceClaimTemplate does not exist. */
-  gpuClaimNotFound: 'GPUClaimNotFound',
-  /** False: cells are missing and a Cluster API template does not exist. */
-  machineTemplateNotFound: 'MachineTemplateNotFound',
-  /**
-   * False: a kind new machines need (the GPU claim's, a Cluster API template's or its clone's) is
-   * not served by the apiserver; cells are missing and none is created until it is installed.
-   */
-  kindNotServed: 'KindNotServed',
-  /** False: Metacontroller did not deliver a group the pool needs; nothing is created or removed. */
-  notObserved: 'NotObserved',
-  /**
-   * False: the pool has no label kubecell.io/provisioner, so no GPUCellPool controller selects it
-   * any more (reported by the controller that had it); every child is kept as it is.
-   */
-  provisionerLabelMissing: 'ProvisionerLabelMissing',
-  /**
-   * False: the label kubecell.io/provisioner contradicts spec.provisioner.type, so the pool
-   * reached the controller of another provisioner (or left its own); every child is kept as it is.
-   */
-  provisionerLabelMismatch: 'ProvisionerLabelMismatch',
-  /** False: the pool is being deleted; its cells are retired. */
-  deleting: 'Deleting',
-} as const;
-
-export const BOOTSTRAP_REASONS = {
-  /** True: the join Secret exists and its user-data template renders. */
-  templateValid: 'TemplateValid',
-  /** True: the Cluster API bootstrap provider supplies the join data (spec.bootstrap unused). */
-  clusterAPIBootstrap: 'ClusterAPIBootstrap',
-  /** False: the join Secret does not exist in spec.namespace. */
-  joinSecretNotFound: 'JoinSecretNotFound',
-  /** False: a key the template needs (or user-data itself) is missing from the join Secret. */
-  joinSecretKeyMissing: 'JoinSecretKeyMissing',
-  /** False: a join Secret value that must be one line has a line break or is not UTF-8. */
-  joinSecretValueInvalid: 'JoinSecretValueInvalid',
-  /** False: the template uses a variable outside the closed set. */
-  unknownVariable: 'UnknownVariable',
-  /** False: the Cluster API bootstrap config template does not exist. */
-  bootstrapTemplateNotFound: 'BootstrapTemplateNotFound',
-  /** False: the kind of the Cluster API bootstrap config template (or of its clone) is not served. */
-  kindNotServed: 'KindNotServed',
-  /** Unknown: Metacontroller delivered no Secrets (or no templates): not observed. */
-  notObserved: 'NotObserved',
-} as const;
 
 /** The phases of a cell, in lifecycle order (status.cells[].phase). */
 export const CELL_PHASES = [

@@ -1,4 +1,4 @@
-// The documents and the constants module must agree: every default, setting, reason, phase,
+// The documents and the constants and reasons modules must agree: every default, setting, reason, phase,
 // join Secret key and template variable the controller uses is documented, and every token a
 // document's tables list is one the controller uses. The spec defaults must be the schema's.
 import { expect } from 'chai';
@@ -6,16 +6,14 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import {
-  BOOTSTRAP_REASONS,
   CELL_PHASES,
   JOIN_SECRET_KEYS,
-  READY_REASONS,
   SCALE_UP_STEP,
-  SCALING_REASONS,
   SETTINGS_DEFAULTS,
   SPEC_DEFAULTS,
   TEMPLATE_VARIABLES,
 } from './constants.js';
+import { BOOTSTRAP_REASONS, READY_REASONS, SCALING_REASONS } from './reasons.js';
 import { readJoinSecret } from './template.js';
 
 const read = (relative: string) =>

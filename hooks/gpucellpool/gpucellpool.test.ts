@@ -3,7 +3,7 @@ import type { GPUCellPool } from '../generated/types/index.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { decideScale } from './autoscale.js';
 import { loadGPUCellPoolConfig } from './config.js';
-import { SCALING_REASONS } from './constants.js';
+import { SCALING_REASONS } from './reasons.js';
 import { pendingDemand, requestsGpu, targetsPool } from './consumers.js';
 import { gpuCellPoolRelatedResources } from './customize.js';
 import type { NodeObject, SecretObject } from './objects.js';

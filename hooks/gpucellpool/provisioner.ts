@@ -22,7 +22,7 @@
 import type { GPUCellPool } from '../generated/types/index.js';
 import type { ObjectMap } from '../metacontroller/protocol.js';
 import { LABELS, PROVISIONER_LABEL_VALUES, type ProvisionerType } from '../kube/labels.js';
-import { READY_REASONS } from './constants.js';
+import { READY_REASONS } from './reasons.js';
 import { CHILD_TYPES } from './observe.js';
 
 /** The label value a pool of this provisioner type must carry. */
@@ -33,7 +33,7 @@ export function provisionerLabelValue(type: ProvisionerType): string {
 /** A pool whose label does not select the controller of its type, and what to do about it. */
 export interface ProvisionerLabelProblem {
   reason:
-    typeof READY_REASONS.provisionerLabelMissing | typeof READY_REASONS.provisionerLabelMismatch;
+    typeof READY_REASONS.ProvisionerLabelMissing | typeof READY_REASONS.ProvisionerLabelMismatch;
   message: string;
 }
 
@@ -50,7 +50,7 @@ export function provisionerLabelProblem(pool: GPUCellPool): ProvisionerLabelProb
   const name = pool.metadata.name;
   if (!Object.hasOwn(labels, key)) {
     return {
-      reason: READY_REASONS.provisionerLabelMissing,
+      reason: READY_REASONS.ProvisionerLabelMissing,
       message:
         `the pool has no label ${key}, by which the ${type} controller ` +
         `(kubecell-gpucellpool-${wanted}) selects its pools: label it with ` +
@@ -61,7 +61,7 @@ export function provisionerLabelProblem(pool: GPUCellPool): ProvisionerLabelProb
   const value = labels[key];
   if (value === wanted) return undefined;
   return {
-    reason: READY_REASONS.provisionerLabelMismatch,
+    reason: READY_REASONS.ProvisionerLabelMismatch,
     message:
       `the label ${key}=${value ?? ''} contradicts spec.provisioner.type ${type}, whose ` +
       `controller (kubecell-gpucellpool-${wanted}) selects ${key}=${wanted}: fix it with ` +

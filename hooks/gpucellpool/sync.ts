@@ -55,15 +55,13 @@ import { clamp, decideScale, type AutoscaleDecision } from './autoscale.js';
 import type { GPUCellPoolConfig } from './config.js';
 import {
   API_VERSIONS,
-  BOOTSTRAP_REASONS,
   FINALIZE_RESYNC_SECONDS,
   LABEL_KEYS,
   MAX_CELLS,
-  READY_REASONS,
-  SCALING_REASONS,
   SPEC_DEFAULTS,
   type CellPhase,
 } from './constants.js';
+import { BOOTSTRAP_REASONS, READY_REASONS, SCALING_REASONS } from './reasons.js';
 import { holdersByNode, pendingDemand } from './consumers.js';
 import {
   cellName,
@@ -144,8 +142,8 @@ function assessBootstrap(pool: GPUCellPool, observation: PoolObservation): Boots
         : undefined;
     if (notServed !== undefined) {
       return {
-        verdict: verdict('BootstrapValid', 'False', BOOTSTRAP_REASONS.kindNotServed, notServed),
-        readiness: { state: 'invalid', reason: READY_REASONS.kindNotServed, message: notServed },
+        verdict: verdict('BootstrapValid', 'False', BOOTSTRAP_REASONS.KindNotServed, notServed),
+        readiness: { state: 'invalid', reason: READY_REASONS.KindNotServed, message: notServed },
       };
     }
     if (observation.bootstrapTemplate.object === undefined) {
@@ -154,17 +152,17 @@ function assessBootstrap(pool: GPUCellPool, observation: PoolObservation): Boots
         verdict: verdict(
           'BootstrapValid',
           'False',
-          BOOTSTRAP_REASONS.bootstrapTemplateNotFound,
+          BOOTSTRAP_REASONS.BootstrapTemplateNotFound,
           message,
         ),
-        readiness: { state: 'invalid', reason: READY_REASONS.bootstrapInvalid, message },
+        readiness: { state: 'invalid', reason: READY_REASONS.BootstrapInvalid, message },
       };
     }
     return {
       verdict: verdict(
         'BootstrapValid',
         'True',
-        BOOTSTRAP_REASONS.clusterAPIBootstrap,
+        BOOTSTRAP_REASONS.ClusterAPIBootstrap,
         `the Cluster API bootstrap provider supplies the join data (cloned from ${where})`,
       ),
       readiness: { state: 'ok' },
@@ -175,16 +173,16 @@ function assessBootstrap(pool: GPUCellPool, observation: PoolObservation): Boots
   if (!observation.joinSecret.observed) {
     const message = `the join Secret ${where} was not observed`;
     return {
-      verdict: verdict('BootstrapValid', 'Unknown', BOOTSTRAP_REASONS.notObserved, message),
-      readiness: { state: 'unknown', reason: READY_REASONS.notObserved, message },
+      verdict: verdict('BootstrapValid', 'Unknown', BOOTSTRAP_REASONS.NotObserved, message),
+      readiness: { state: 'unknown', reason: READY_REASONS.NotObserved, message },
     };
   }
   const secret = observation.joinSecret.object;
   if (secret === undefined) {
     const message = `the join Secret ${where} does not exist; no machine is created`;
     return {
-      verdict: verdict('BootstrapValid', 'False', BOOTSTRAP_REASONS.joinSecretNotFound, message),
-      readiness: { state: 'invalid', reason: READY_REASONS.bootstrapInvalid, message },
+      verdict: verdict('BootstrapValid', 'False', BOOTSTRAP_REASONS.JoinSecretNotFound, message),
+      readiness: { state: 'invalid', reason: READY_REASONS.BootstrapInvalid, message },
     };
   }
   const read = readJoinSecret(secret.data);
@@ -192,14 +190,14 @@ function assessBootstrap(pool: GPUCellPool, observation: PoolObservation): Boots
     const message = describeProblem(read.problem, where);
     return {
       verdict: verdict('BootstrapValid', 'False', problemReason(read.problem), message),
-      readiness: { state: 'invalid', reason: READY_REASONS.bootstrapInvalid, message },
+      readiness: { state: 'invalid', reason: READY_REASONS.BootstrapInvalid, message },
     };
   }
   return {
     verdict: verdict(
       'BootstrapValid',
       'True',
-      BOOTSTRAP_REASONS.templateValid,
+      BOOTSTRAP_REASONS.TemplateValid,
       `the user-data template of Secret ${where} uses ${read.join.template.used.length === 0 ? 'no variables' : read.join.template.used.join(', ')}`,
     ),
     join: read.join,
@@ -210,11 +208,11 @@ function assessBootstrap(pool: GPUCellPool, observation: PoolObservation): Boots
 function problemReason(problem: JoinProblem): string {
   switch (problem.kind) {
     case 'unknownVariable':
-      return BOOTSTRAP_REASONS.unknownVariable;
+      return BOOTSTRAP_REASONS.UnknownVariable;
     case 'missingKey':
-      return BOOTSTRAP_REASONS.joinSecretKeyMissing;
+      return BOOTSTRAP_REASONS.JoinSecretKeyMissing;
     case 'invalidValue':
-      return BOOTSTRAP_REASONS.joinSecretValueInvalid;
+      return BOOTSTRAP_REASONS.JoinSecretValueInvalid;
   }
 }
 
@@ -271,14 +269,14 @@ function assessMachineInputs(
             : undefined;
     if (notServed !== undefined) {
       return {
-        readiness: { state: 'invalid', reason: READY_REASONS.kindNotServed, message: notServed },
+        readiness: { state: 'invalid', reason: READY_REASONS.KindNotServed, message: notServed },
       };
     }
     if (observation.infrastructureTemplate.object === undefined) {
       return {
         readiness: {
           state: 'invalid',
-          reason: READY_REASONS.machineTemplateNotFound,
+          reason: READY_REASONS.MachineTemplateNotFound,
           message: `${where} does not exist; no machine is created`,
         },
       };
@@ -293,7 +291,7 @@ function assessMachineInputs(
     return {
       readiness: {
         state: 'invalid',
-        reason: READY_REASONS.kindNotServed,
+        reason: READY_REASONS.KindNotServed,
         message:
           `kind ${kind} is not served by the apiserver in ${API_VERSIONS.resource}, so the GPU's ` +
           `${where} cannot be read: Dynamic Resource Allocation serves ${API_VERSIONS.resource} ` +
@@ -306,7 +304,7 @@ function assessMachineInputs(
     return {
       readiness: {
         state: 'invalid',
-        reason: READY_REASONS.gpuClaimNotFound,
+        reason: READY_REASONS.GPUClaimNotFound,
         message:
           observation.claim.object === undefined
             ? `${where} does not exist; no machine is created`
@@ -835,7 +833,7 @@ function decideSize(
     return {
       desired: 0,
       status: autoscaling ? 'True' : 'False',
-      reason: autoscaling ? SCALING_REASONS.scalingDown : SCALING_REASONS.autoscalingDisabled,
+      reason: autoscaling ? SCALING_REASONS.ScalingDown : SCALING_REASONS.AutoscalingDisabled,
       message: 'the pool is being deleted: every cell is retired',
       retire: [],
     };
@@ -844,7 +842,7 @@ function decideSize(
     return {
       desired: replicas,
       status: 'False',
-      reason: SCALING_REASONS.autoscalingDisabled,
+      reason: SCALING_REASONS.AutoscalingDisabled,
       message: `spec.autoscaling is not set; the pool runs spec.replicas (${replicas}) cells`,
       retire: [],
     };
@@ -903,7 +901,7 @@ function readyVerdict(
     return verdict(
       'Ready',
       'False',
-      READY_REASONS.deleting,
+      READY_REASONS.Deleting,
       'the pool is being deleted; its cells are retired',
     );
   }
@@ -919,14 +917,14 @@ function readyVerdict(
     return verdict(
       'Ready',
       'False',
-      READY_REASONS.cellsNotReady,
+      READY_REASONS.CellsNotReady,
       `${active.length - notReady.length} of ${desired} cells Ready: ${parts.join(', ')}`,
     );
   }
   return verdict(
     'Ready',
     'True',
-    READY_REASONS.allCellsReady,
+    READY_REASONS.AllCellsReady,
     `${desired} of ${desired} cells Ready`,
   );
 }
@@ -969,7 +967,7 @@ function holdEverything(
       ready = verdict(
         'Ready',
         'False',
-        READY_REASONS.notObserved,
+        READY_REASONS.NotObserved,
         `not observed: ${missing.join(', ')}; every child is kept as it is`,
       );
     }

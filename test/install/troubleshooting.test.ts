@@ -19,7 +19,7 @@ const SECTIONS: Readonly<Record<string, string>> = {
   'hooks/plan/phases.ts': 'VirtualClusterPlan',
   'hooks/feasibility/reasons.ts': 'Feasibility checks',
   'hooks/virtualcluster/reasons.ts': 'VirtualCluster',
-  'hooks/gpucellpool/constants.ts': 'GPUCellPool',
+  'hooks/gpucellpool/reasons.ts': 'GPUCellPool',
 };
 
 const REASON_EXPORT = /reason/i;
