@@ -20,7 +20,7 @@ import {
   relatedOf,
   resolvedVirtualCluster,
 } from '../hooks/cell/testing.js';
-import { syncCell } from '../hooks/cell/hooks.js';
+import { syncCell } from '../hooks/cell/sync.js';
 import { DEFAULT_CELL_CONFIG } from '../hooks/cell/config.js';
 import type { Node, Pod } from '../hooks/kube/objects.js';
 import type { KubernetesObject } from '../hooks/metacontroller/protocol.js';

@@ -3,7 +3,7 @@ import type { Cell, CellStatus } from '../generated/types/index.js';
 import { TYPE_KEYS } from '../kube/objects.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { DEFAULT_CELL_CONFIG } from './config.js';
-import { finalizeCell, syncCell } from './hooks.js';
+import { finalizeCell, syncCell } from './sync.js';
 import {
   NOW,
   cell,

@@ -33,7 +33,7 @@ export const DEFAULT_CELL_CONFIG: CellControllerConfig = {
 };
 
 /** Reads overrides from the environment; throws a ConfigError naming every bad variable. */
-export function cellConfigFromEnv(env: NodeJS.ProcessEnv): CellControllerConfig {
+export function loadCellConfig(env: NodeJS.ProcessEnv): CellControllerConfig {
   const reader = new EnvReader(env);
   const defaults = DEFAULT_CELL_CONFIG;
   const k3kController = reader.namespacedName('KUBECELL_K3K_CONTROLLER', defaults.k3kController);

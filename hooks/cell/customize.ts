@@ -1,3 +1,4 @@
+import { API_VERSION } from '../api/kinds.js';
 import type { Cell } from '../generated/types/index.js';
 import { LABELS } from '../kube/labels.js';
 import type {
@@ -5,7 +6,7 @@ import type {
   CustomizeHookResponse,
   RelatedResourceRule,
 } from '../metacontroller/protocol.js';
-import type { CellControllerConfig } from './config.js';
+import type { CellControllerConfig, NamespacedName } from './config.js';
 
 export const MANAGED_CLUSTER_LEASE = 'managed-cluster-lease';
 
@@ -18,8 +19,22 @@ export function cellRelatedResources(
   cell: Cell,
   config: CellControllerConfig,
 ): RelatedResourceRule[] {
-  const clusterName = cell.spec.managedClusterRef.name;
-  const everything = { labelSelector: {} };
+  return [
+    ...managedClusterRules(cell.spec.managedClusterRef.name),
+    ...workloadRules(cell, config),
+    ...providerRules(config),
+  ];
+}
+
+export function customizeCell(
+  request: CustomizeHookRequest<Cell>,
+  config: CellControllerConfig,
+): CustomizeHookResponse {
+  return { relatedResources: cellRelatedResources(request.parent, config) };
+}
+
+/** The bound ManagedCluster and its lease, for liveness. */
+function managedClusterRules(clusterName: string): RelatedResourceRule[] {
   return [
     {
       apiVersion: 'cluster.open-cluster-management.io/v1',
@@ -32,6 +47,13 @@ export function cellRelatedResources(
       namespace: clusterName,
       names: [MANAGED_CLUSTER_LEASE],
     },
+  ];
+}
+
+/** What the inventory is counted from: Nodes, pods, host namespaces, VirtualClusters, ... */
+function workloadRules(cell: Cell, config: CellControllerConfig): RelatedResourceRule[] {
+  const everything = { labelSelector: {} };
+  return [
     {
       apiVersion: 'v1',
       resource: 'nodes',
@@ -47,40 +69,31 @@ export function cellRelatedResources(
     },
     { apiVersion: 'v1', resource: 'namespaces', names: [config.k3kNamespace] },
     {
-      apiVersion: 'kubecell.io/v1alpha1',
+      apiVersion: API_VERSION,
       resource: 'virtualclusters',
       labelSelector: { matchLabels: { [LABELS.cell]: cell.metadata.name } },
     },
     { apiVersion: 'v1', resource: 'services', ...everything },
     { apiVersion: 'v1', resource: 'persistentvolumes', ...everything },
+  ];
+}
+
+/** The provider baseline: k3k's CRDs and controller, the CNI and TopoLVM DaemonSets. */
+function providerRules(config: CellControllerConfig): RelatedResourceRule[] {
+  const named = (apiVersion: string, resource: string, where: NamespacedName) => ({
+    apiVersion,
+    resource,
+    namespace: where.namespace,
+    names: [where.name],
+  });
+  return [
     {
       apiVersion: 'apiextensions.k8s.io/v1',
       resource: 'customresourcedefinitions',
       names: config.k3kCRDs,
     },
-    {
-      apiVersion: 'apps/v1',
-      resource: 'deployments',
-      namespace: config.k3kController.namespace,
-      names: [config.k3kController.name],
-    },
-    {
-      apiVersion: 'apps/v1',
-      resource: 'daemonsets',
-      namespace: config.cniDaemonSet.namespace,
-      names: [config.cniDaemonSet.name],
-    },
-    {
-      apiVersion: 'apps/v1',
-      resource: 'daemonsets',
-      namespace: config.topolvmNodeDaemonSet.namespace,
-      names: [config.topolvmNodeDaemonSet.name],
-    },
+    named('apps/v1', 'deployments', config.k3kController),
+    named('apps/v1', 'daemonsets', config.cniDaemonSet),
+    named('apps/v1', 'daemonsets', config.topolvmNodeDaemonSet),
   ];
-}
-
-export function customizeCell(config: CellControllerConfig) {
-  return (request: CustomizeHookRequest<Cell>): CustomizeHookResponse => ({
-    relatedResources: cellRelatedResources(request.parent, config),
-  });
 }

@@ -1,6 +1,9 @@
 import type { CellManagedClusterStatus, CellStatus } from '../generated/types/index.js';
 import { conditionIsTrue, type Lease, type ManagedCluster } from '../kube/objects.js';
 
+/** Lets an operator accept a replaced ManagedCluster: its value is the new UID to record. */
+export const ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION = 'kubecell.io/accept-managed-cluster-uid';
+
 /** OCM's default when a ManagedCluster leaves spec.leaseDurationSeconds unset. */
 export const DEFAULT_LEASE_DURATION_SECONDS = 60;
 /** A lease counts as fresh for this many lease durations after its last renewal. */
@@ -69,4 +72,9 @@ export function assessLiveness(
       ? { secondsUntilStale: Math.max(1, Math.ceil((expiry - now.getTime()) / 1000)) }
       : {}),
   };
+}
+
+/** The next sync: at the latest after `resyncSeconds`, sooner when the lease turns stale first. */
+export function resyncAfter(liveness: Liveness, resyncSeconds: number): number {
+  return Math.min(resyncSeconds, liveness.secondsUntilStale ?? resyncSeconds);
 }

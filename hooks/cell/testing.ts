@@ -1,4 +1,5 @@
 /** Builders for Cell tests: the objects Metacontroller would relate to a Cell, as JSON. */
+import { API_VERSION } from '../api/kinds.js';
 import type { Cell, VirtualCluster } from '../generated/types/index.js';
 import { TYPE_KEYS, type Node, type Pod } from '../kube/objects.js';
 import type {
@@ -14,7 +15,7 @@ export const PROFILE = 'a100';
 
 export function cell(overrides: Partial<Cell['metadata']> = {}): Cell {
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'Cell',
     metadata: {
       name: 'cell1',
@@ -132,7 +133,7 @@ export function resolvedVirtualCluster(
   workloadHard: Record<string, string>,
 ): VirtualCluster {
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'VirtualCluster',
     metadata: { name, namespace, labels: { 'kubecell.io/cell': 'cell1' } },
     spec: { cellRef: { name: 'cell1' }, classRef: { name: 'small' } },

@@ -1,0 +1,125 @@
+/**
+ * The assess phase of a Cell sync: what the observation means, before any condition is written.
+ * Pure: the Cell, what Metacontroller observed, the settings and the clock in; the facts the
+ * status is built from out (liveness, provider baseline, inventory, what is missing, who uses it).
+ */
+import type {
+  Cell,
+  CellNodePortStatus,
+  CellProviderStatus,
+  CellStatus,
+  CellStorageInventory,
+  ResourceInventory,
+} from '../generated/types/index.js';
+import type { CellControllerConfig } from './config.js';
+import {
+  accountNode,
+  committedEntitlements,
+  computeInventory,
+  nodeIsReady,
+  podsByNode,
+  unscheduledDemand,
+  type NodeAccounting,
+} from './inventory.js';
+import {
+  ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION,
+  assessLiveness,
+  type Liveness,
+} from './liveness.js';
+import { countNodePorts } from './node-ports.js';
+import { virtualClustersResolvedTo, type CellObservation } from './observe.js';
+import { assessProvider, missingProviderParts } from './provider.js';
+import { computeStorageInventory } from './storage.js';
+
+export interface CellAssessment {
+  liveness: Liveness;
+  provider: CellProviderStatus;
+  /** The provider baseline parts that are not ready, in a fixed order. */
+  missingProvider: string[];
+  /** The related groups Metacontroller did not deliver (not observed, not empty). */
+  missingSources: string[];
+  nodes: NodeAccounting[];
+  inventory: Record<string, ResourceInventory>;
+  /** Declared devices no Ready profile Node offers, as `name (resourceName)`. */
+  missingDevices: string[];
+  storageInventory: CellStorageInventory;
+  nodePorts: CellNodePortStatus;
+  /** VirtualClusters resolved to the Cell, as namespace/name; undefined when not observed. */
+  resolvedBy?: string[];
+}
+
+export function assessCell(
+  cell: Cell,
+  observation: CellObservation,
+  config: CellControllerConfig,
+  now: Date,
+): CellAssessment {
+  const liveness = assessLiveness(
+    cell.spec.managedClusterRef.name,
+    observation.managedCluster,
+    observation.lease,
+    livenessBaseline(cell, observation),
+    now,
+  );
+  const provider = assessProvider(observation, config);
+  const pods = observation.pods ?? [];
+  const bound = podsByNode(pods);
+  const nodes = (observation.nodes ?? []).map((node) =>
+    accountNode(node, bound.get(node.metadata.name) ?? [], now),
+  );
+  const resolved =
+    observation.virtualClusters && virtualClustersResolvedTo(cell, observation.virtualClusters);
+  const inventory = computeInventory({
+    cell,
+    nodes,
+    unscheduled: unscheduledDemand(pods, observation.hostNamespaces ?? new Set()),
+    committed: committedEntitlements(resolved ?? []),
+  });
+  const readyNodes = (observation.nodes ?? []).filter(nodeIsReady);
+  const resolvedBy = resolved?.map((vc) => `${vc.metadata.namespace}/${vc.metadata.name}`).sort();
+  return {
+    liveness,
+    provider,
+    missingProvider: missingProviderParts(provider),
+    missingSources: sourcesNotObserved(observation),
+    nodes,
+    inventory,
+    missingDevices: devicesNotOffered(cell, inventory),
+    storageInventory: computeStorageInventory(readyNodes, observation.persistentVolumes, now),
+    nodePorts: countNodePorts(observation.services, now),
+    ...(resolvedBy ? { resolvedBy } : {}),
+  };
+}
+
+/**
+ * The previous status liveness compares with: an operator who accepts a replaced ManagedCluster
+ * (the annotation names the UID now observed) makes that UID the recorded one.
+ */
+function livenessBaseline(cell: Cell, observation: CellObservation): CellStatus | undefined {
+  const previous = cell.status;
+  const acceptedUid = cell.metadata.annotations?.[ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION];
+  return acceptedUid && acceptedUid === observation.managedCluster?.metadata.uid
+    ? { ...previous, managedCluster: { ...previous?.managedCluster, uid: acceptedUid } }
+    : previous;
+}
+
+function sourcesNotObserved(observation: CellObservation): string[] {
+  const sources: [string, unknown][] = [
+    ['Nodes', observation.nodes],
+    ['Pods', observation.pods],
+    ['host Namespaces', observation.hostNamespaces],
+    ['VirtualClusters', observation.virtualClusters],
+    ['Services', observation.services],
+    ['PersistentVolumes', observation.persistentVolumes],
+  ];
+  return sources.filter(([, observed]) => observed === undefined).map(([name]) => name);
+}
+
+function devicesNotOffered(cell: Cell, inventory: Record<string, ResourceInventory>): string[] {
+  return (cell.spec.machineProfile.devices ?? [])
+    .filter((device) => {
+      const offered = inventory[device.resourceName]?.allocatable;
+      return offered === undefined || offered === '0';
+    })
+    .map((device) => `${device.name} (${device.resourceName})`);
+}

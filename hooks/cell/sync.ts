@@ -1,0 +1,76 @@
+/**
+ * The kubecell-cell sync and finalize hooks: observe → assess → status. A Cell owns no
+ * children: it only reports on what it observes. For the same request and the same `now` the
+ * answer is byte-identical.
+ */
+import type { Cell } from '../generated/types/index.js';
+import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
+import type { CompositeSyncRequest, CompositeSyncResponse } from '../metacontroller/protocol.js';
+import { QuantityError } from '../quantity/quantity.js';
+import { assessCell } from './assess.js';
+import type { CellControllerConfig } from './config.js';
+import { resyncAfter } from './liveness.js';
+import { observeCell } from './observe.js';
+import { cellStatus } from './status.js';
+
+export function syncCell(
+  request: CompositeSyncRequest<Cell>,
+  config: CellControllerConfig,
+  now: Date,
+): CompositeSyncResponse {
+  return refusingBadQuantities(request.parent, () => {
+    const observation = observeCell(request.parent, request.related, config);
+    const assessment = assessCell(request.parent, observation, config, now);
+    const status = cellStatus(request.parent, assessment, now);
+    return {
+      status,
+      children: [],
+      resyncAfterSeconds: resyncAfter(assessment.liveness, config.resyncSeconds),
+    };
+  });
+}
+
+/**
+ * Deletion waits while any VirtualCluster resolves to the Cell, and also while the
+ * VirtualClusters cannot be seen at all: a tenant never loses a cluster because the Cell object
+ * was removed.
+ */
+export function finalizeCell(
+  request: CompositeSyncRequest<Cell>,
+  config: CellControllerConfig,
+  now: Date,
+): CompositeSyncResponse {
+  return refusingBadQuantities(request.parent, () => {
+    const observation = observeCell(request.parent, request.related, config);
+    const assessment = assessCell(request.parent, observation, config, now);
+    const status = cellStatus(request.parent, assessment, now);
+    const finalized = assessment.resolvedBy?.length === 0;
+    return {
+      status,
+      children: [],
+      finalized,
+      ...(finalized
+        ? {}
+        : { resyncAfterSeconds: resyncAfter(assessment.liveness, config.resyncSeconds) }),
+    };
+  });
+}
+
+/**
+ * The apiserver validates every quantity it stores, so one that does not parse means the request
+ * is not what Metacontroller sends: answer 400 (nothing changes) rather than fail with a 500.
+ */
+function refusingBadQuantities(
+  cell: Cell,
+  compute: () => CompositeSyncResponse,
+): CompositeSyncResponse {
+  try {
+    return compute();
+  } catch (err) {
+    if (!(err instanceof QuantityError)) throw err;
+    const { namespace, name } = cell.metadata;
+    throw new InvalidHookInputError(
+      `Cell ${namespace ?? ''}/${name}: an observed Node, Pod or PersistentVolume has an ${err.message}; the apiserver never stores one, so the request is not acted on`,
+    );
+  }
+}
