@@ -11,7 +11,7 @@
  * `matchLabels` of a customize rule. The second is the extended resource a consumer pod requests
  * (HAMi's `nvidia.com/gpu` by default). Invalid values throw a `ConfigError` naming the variable.
  */
-import { ConfigError } from '../config/env-reader.js';
+import { EnvReader } from '../config/env-reader.js';
 import { SETTINGS_DEFAULTS } from './constants.js';
 
 export interface GPUCellPoolConfig {
@@ -49,33 +49,39 @@ function defaults(): GPUCellPoolConfig {
 
 export const DEFAULT_GPUCELLPOOL_CONFIG: Readonly<GPUCellPoolConfig> = Object.freeze(defaults());
 
+const SELECTOR = 'KUBECELL_GPUCELLPOOL_CONSUMER_NAMESPACE_SELECTOR';
+const GPU_RESOURCE = 'KUBECELL_GPUCELLPOOL_GPU_RESOURCE';
+
 /** Reads the settings; throws a `ConfigError` listing every invalid variable. */
 export function loadGPUCellPoolConfig(env: NodeJS.ProcessEnv = process.env): GPUCellPoolConfig {
-  const problems: string[] = [];
-  const read = (name: keyof typeof SETTINGS_DEFAULTS): string => {
-    const value = env[name]?.trim();
-    return value === undefined || value === '' ? SETTINGS_DEFAULTS[name] : value;
+  const reader = new EnvReader(env);
+  const config = {
+    consumerNamespaceLabels: consumerNamespaceLabels(reader),
+    gpuResource: gpuResource(reader),
   };
+  reader.finish();
+  return config;
+}
 
-  const selectorText = read('KUBECELL_GPUCELLPOOL_CONSUMER_NAMESPACE_SELECTOR');
-  const consumerNamespaceLabels = parseMatchLabels(selectorText);
-  if (consumerNamespaceLabels === undefined) {
-    problems.push(
-      `KUBECELL_GPUCELLPOOL_CONSUMER_NAMESPACE_SELECTOR=${JSON.stringify(selectorText)} is not a ` +
-        `label selector; set it to key=value pairs joined by commas, e.g. ` +
-        `${SETTINGS_DEFAULTS.KUBECELL_GPUCELLPOOL_CONSUMER_NAMESPACE_SELECTOR} (the default)`,
-    );
-  }
-  const gpuResource = read('KUBECELL_GPUCELLPOOL_GPU_RESOURCE');
-  if (!QUALIFIED_NAME.test(gpuResource) || !gpuResource.includes('/')) {
-    problems.push(
-      `KUBECELL_GPUCELLPOOL_GPU_RESOURCE=${JSON.stringify(gpuResource)} is not an extended ` +
-        `resource name; set it to the resource consumer pods request, e.g. ` +
-        `${SETTINGS_DEFAULTS.KUBECELL_GPUCELLPOOL_GPU_RESOURCE} (the default)`,
-    );
-  }
-  if (problems.length > 0 || consumerNamespaceLabels === undefined) {
-    throw new ConfigError(problems);
-  }
-  return { consumerNamespaceLabels, gpuResource };
+/** The consumer namespace selector; the default (and a problem) when it is not one. */
+function consumerNamespaceLabels(reader: EnvReader): Readonly<Record<string, string>> {
+  const text = reader.text(SELECTOR, SETTINGS_DEFAULTS[SELECTOR]);
+  const labels = parseMatchLabels(text);
+  if (labels !== undefined) return labels;
+  reader.problem(
+    `${SELECTOR}=${JSON.stringify(text)} is not a label selector; set it to key=value pairs ` +
+      `joined by commas, e.g. ${SETTINGS_DEFAULTS[SELECTOR]} (the default)`,
+  );
+  return DEFAULT_GPUCELLPOOL_CONFIG.consumerNamespaceLabels;
+}
+
+/** The extended resource consumer pods request; the default (and a problem) when it is not one. */
+function gpuResource(reader: EnvReader): string {
+  const name = reader.text(GPU_RESOURCE, SETTINGS_DEFAULTS[GPU_RESOURCE]);
+  if (QUALIFIED_NAME.test(name) && name.includes('/')) return name;
+  reader.problem(
+    `${GPU_RESOURCE}=${JSON.stringify(name)} is not an extended resource name; set it to the ` +
+      `resource consumer pods request, e.g. ${SETTINGS_DEFAULTS[GPU_RESOURCE]} (the default)`,
+  );
+  return SETTINGS_DEFAULTS[GPU_RESOURCE];
 }
