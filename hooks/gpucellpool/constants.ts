@@ -109,7 +109,6 @@ export const KUBEADM_BOOTSTRAP_GROUP = 'bootstrap.cluster.x-k8s.io';
 export const NODE_LABELS_ARG = 'node-labels';
 
 export const API_VERSIONS = {
-  pool: 'kubecell.io/v1alpha1',
   virtualMachine: 'kubevirt.io/v1',
   machine: 'cluster.x-k8s.io/v1beta2',
   resource: 'resource.k8s.io/v1',

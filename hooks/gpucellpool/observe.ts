@@ -11,6 +11,7 @@
  * whole sync (customize.ts, served-kinds.ts).
  */
 import type { GPUCellPool, TypedObjectReference } from '../generated/types/index.js';
+import { isJsonObject } from '../json/json.js';
 import { TYPE_KEYS } from '../kube/objects.js';
 import {
   childKey,
@@ -64,13 +65,11 @@ export interface PoolObservation {
   infrastructureClones?: Set<string>;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function group<T extends KubernetesObject>(map: ObjectMap, key: string): T[] | undefined {
-  if (!isObject(map[key])) return undefined;
-  return listObjects<T>(map, key).filter((object) => isObject(object) && isObject(object.metadata));
+  if (!isJsonObject(map[key])) return undefined;
+  return listObjects<T>(map, key).filter(
+    (object) => isJsonObject(object) && isJsonObject(object.metadata),
+  );
 }
 
 function inNamespace<T extends KubernetesObject>(

@@ -27,7 +27,9 @@
  * Every child carries `app.kubernetes.io/managed-by: kubecell`, `kubecell.io/pool` and
  * `kubecell.io/gpu-cell`; Metacontroller adds `controller-uid` and the owner reference.
  */
+import { API_VERSION } from '../api/kinds.js';
 import type { GPUCellPool, TypedObjectReference } from '../generated/types/index.js';
+import { isJsonObject } from '../json/json.js';
 import type { KubernetesObject, OwnerReference } from '../metacontroller/protocol.js';
 import {
   API_VERSIONS,
@@ -183,7 +185,7 @@ export function renderMachine(
  */
 export function poolOwnerReference(pool: GPUCellPool): OwnerReference {
   return {
-    apiVersion: API_VERSIONS.pool,
+    apiVersion: API_VERSION,
     kind: 'GPUCellPool',
     name: pool.metadata.name,
     uid: pool.metadata.uid ?? '',
@@ -196,10 +198,6 @@ export function isKubeadmConfigTemplate(ref: TypedObjectReference): boolean {
   return (
     groupOf(ref.apiVersion) === KUBEADM_BOOTSTRAP_GROUP && ref.kind === 'KubeadmConfigTemplate'
   );
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -229,18 +227,18 @@ function withPoolNodeLabels(
   apiVersion: string,
   labels: Readonly<Record<string, string>>,
 ): Record<string, unknown> {
-  const join = isRecord(spec['joinConfiguration']) ? spec['joinConfiguration'] : {};
-  const registration = isRecord(join['nodeRegistration']) ? join['nodeRegistration'] : {};
+  const join = isJsonObject(spec['joinConfiguration']) ? spec['joinConfiguration'] : {};
+  const registration = isJsonObject(join['nodeRegistration']) ? join['nodeRegistration'] : {};
   const args = registration['kubeletExtraArgs'];
   let kubeletExtraArgs: unknown;
   if (Array.isArray(args)) {
     const list = args as unknown[];
-    const index = list.findIndex((arg) => isRecord(arg) && arg['name'] === NODE_LABELS_ARG);
+    const index = list.findIndex((arg) => isJsonObject(arg) && arg['name'] === NODE_LABELS_ARG);
     const current = index >= 0 ? (list[index] as Record<string, unknown>) : undefined;
     const entry = { name: NODE_LABELS_ARG, value: mergeNodeLabels(current?.['value'], labels) };
     kubeletExtraArgs =
       index >= 0 ? list.map((arg, at) => (at === index ? entry : arg)) : [...list, entry];
-  } else if (isRecord(args)) {
+  } else if (isJsonObject(args)) {
     kubeletExtraArgs = {
       ...args,
       [NODE_LABELS_ARG]: mergeNodeLabels(args[NODE_LABELS_ARG], labels),

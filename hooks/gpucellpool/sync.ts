@@ -50,7 +50,12 @@ import type {
   CompositeSyncResponse,
   KubernetesObject,
 } from '../metacontroller/protocol.js';
-import { formatTime, reconcileConditions, type ConditionVerdict } from '../status/conditions.js';
+import {
+  formatTime,
+  reconcileConditions,
+  verdict,
+  type ConditionVerdict,
+} from '../status/conditions.js';
 import { clamp, decideScale, type AutoscaleDecision } from './autoscale.js';
 import type { GPUCellPoolConfig } from './config.js';
 import {
@@ -117,15 +122,6 @@ interface Bootstrap {
   /** Opaque bootstrap: the join data, when usable. */
   join?: JoinData;
   readiness: Readiness;
-}
-
-function verdict(
-  type: string,
-  status: ConditionVerdict['status'],
-  reason: string,
-  message: string,
-): ConditionVerdict {
-  return { type, status, reason, message };
 }
 
 function assessBootstrap(pool: GPUCellPool, observation: PoolObservation): Bootstrap {

@@ -2,6 +2,7 @@
  * Fixtures for the GPUCellPool tests: the JSON Metacontroller would send, and a small stand-in
  * for what Metacontroller and the kubelets do between two syncs (not loaded in production).
  */
+import { API_VERSION } from '../api/kinds.js';
 import type { GPUCellPool, GPUCellPoolStatus } from '../generated/types/index.js';
 import { TYPE_KEYS } from '../kube/objects.js';
 import {
@@ -32,7 +33,7 @@ export function at(seconds: number): Date {
 /** The KubeVirt pool of samples/gpucellpool-full.yaml (profile a100), with a fixed UID. */
 export function kubeVirtPool(spec: Partial<GPUCellPool['spec']> = {}): GPUCellPool {
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'GPUCellPool',
     metadata: {
       name: 'a100',
@@ -64,7 +65,7 @@ export function kubeVirtPool(spec: Partial<GPUCellPool['spec']> = {}): GPUCellPo
 /** The Cluster API pool of samples/gpucellpool-clusterapi.yaml (profile a100, replicas 1), with a fixed UID. */
 export function clusterApiPool(spec: Partial<GPUCellPool['spec']> = {}): GPUCellPool {
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'GPUCellPool',
     metadata: {
       name: 'a100-capi',
