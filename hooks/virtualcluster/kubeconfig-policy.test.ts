@@ -8,8 +8,7 @@ import {
   type RewriteResult,
 } from './kubeconfig.js';
 import { MAX_KUBECONFIG_BYTES } from './kubeconfig-policy.js';
-import { FORBIDDEN_KUBECONFIGS, MARKER, withFields } from './kubeconfig-testing.js';
-import { K3K_KUBECONFIG } from './testing.js';
+import { FORBIDDEN_KUBECONFIGS, K3K_KUBECONFIG, MARKER, withFields } from './testing.js';
 
 const URL = 'https://10.0.12.7:31234';
 

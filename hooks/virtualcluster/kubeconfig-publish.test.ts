@@ -7,17 +7,19 @@ import request from 'supertest';
 import type { VirtualCluster, VirtualClusterStatus } from '../generated/types/index.js';
 import type { CompositeSyncResponse, KubernetesObject } from '../metacontroller/protocol.js';
 import { productApp } from '../controllers/testing.js';
-import { FORBIDDEN_KUBECONFIGS, MARKER, withFields } from './kubeconfig-testing.js';
 import { syncVirtualCluster } from './sync.js';
 import {
   acceptedRelated,
   asObserved,
   CONFIG,
+  FORBIDDEN_KUBECONFIGS,
   K3K_KUBECONFIG,
   k3kKubeconfigSecret,
+  MARKER,
   NOW,
   syncRequest,
   virtualCluster,
+  withFields,
   withStatus,
 } from './testing.js';
 

@@ -1,5 +1,11 @@
 /** Fixtures for the VirtualCluster tests: the JSON Metacontroller would send (not loaded in production). */
-import type { Cell, VirtualCluster, VirtualNodeClass } from '../generated/types/index.js';
+import { API_VERSION } from '../api/kinds.js';
+import type {
+  Cell,
+  CellStatus,
+  VirtualCluster,
+  VirtualNodeClass,
+} from '../generated/types/index.js';
 import { TYPE_KEYS, type Namespace, type Node } from '../kube/objects.js';
 import {
   toObjectMap,
@@ -17,7 +23,7 @@ export const VC_UID = '5d0c6a1e-8f3b-4c2a-9e7d-1a2b3c4d5e6f';
 /** A Ready Cell with a fresh lease and inventory at NOW: 4 GPUs free, 2Ti of TopoLVM storage. */
 export function cell(overrides: { uid?: string; profile?: string } = {}): Cell {
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'Cell',
     metadata: {
       name: 'cell1',
@@ -32,79 +38,89 @@ export function cell(overrides: { uid?: string; profile?: string } = {}): Cell {
         devices: [{ name: 'gpu', resourceName: 'nvidia.com/gpu' }],
       },
     },
-    status: {
-      observedGeneration: 1,
-      phase: 'Ready',
-      conditions: [
-        {
-          type: 'InventoryFresh',
-          status: 'True',
-          reason: 'InventoryObserved',
-          message: 'observed',
-          lastTransitionTime: '2026-11-29T20:00:00Z',
-        },
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'Ready',
-          message: 'the Cell can host VirtualClusters',
-          lastTransitionTime: '2026-11-29T20:00:00Z',
-        },
-      ],
-      managedCluster: {
-        name: 'cell1',
-        uid: 'mc-uid',
-        joined: true,
-        available: true,
-        leaseFresh: true,
-        leaseRenewTime: '2026-11-29T23:59:40Z',
-      },
-      nodes: [{ name: 'node-a', profile: 'a100', ready: true, observedAt: '2026-11-29T23:59:50Z' }],
-      inventory: {
-        cpu: {
-          capacity: '64',
-          allocatable: '63500m',
-          requested: '12',
-          pending: '0',
-          committed: '8',
-          availableEstimate: '51500m',
-        },
-        memory: {
-          capacity: '512Gi',
-          allocatable: '500Gi',
-          requested: '100Gi',
-          pending: '0',
-          committed: '32Gi',
-          availableEstimate: '400Gi',
-        },
-        'nvidia.com/gpu': {
-          capacity: '8',
-          allocatable: '8',
-          requested: '2',
-          pending: '0',
-          committed: '2',
-          availableEstimate: '6',
-        },
-      },
-      storageInventory: {
-        provisioner: 'topolvm.io',
-        allocatedPV: '500Gi',
-        freeCapacity: '2Ti',
-        freeCapacityKnown: true,
-        freeCapacitySource: 'TopoLVMNodeAnnotations',
-        fresh: true,
-        observedAt: '2026-11-29T23:59:50Z',
-      },
-      nodePorts: { allocated: 10, observedAt: '2026-11-29T23:59:50Z', fresh: true },
-      resolvedBy: 1,
+    status: readyCellStatus(),
+  };
+}
+
+/** The inventory of cell(): 64 cpu, 512Gi memory and 8 GPUs, 6 of them available. */
+function readyCellInventory(): NonNullable<CellStatus['inventory']> {
+  return {
+    cpu: {
+      capacity: '64',
+      allocatable: '63500m',
+      requested: '12',
+      pending: '0',
+      committed: '8',
+      availableEstimate: '51500m',
     },
+    memory: {
+      capacity: '512Gi',
+      allocatable: '500Gi',
+      requested: '100Gi',
+      pending: '0',
+      committed: '32Gi',
+      availableEstimate: '400Gi',
+    },
+    'nvidia.com/gpu': {
+      capacity: '8',
+      allocatable: '8',
+      requested: '2',
+      pending: '0',
+      committed: '2',
+      availableEstimate: '6',
+    },
+  };
+}
+
+/** The status of cell(): Ready, lease fresh, inventory observed at NOW. */
+function readyCellStatus(): CellStatus {
+  return {
+    observedGeneration: 1,
+    phase: 'Ready',
+    conditions: [
+      {
+        type: 'InventoryFresh',
+        status: 'True',
+        reason: 'InventoryObserved',
+        message: 'observed',
+        lastTransitionTime: '2026-11-29T20:00:00Z',
+      },
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'Ready',
+        message: 'the Cell can host VirtualClusters',
+        lastTransitionTime: '2026-11-29T20:00:00Z',
+      },
+    ],
+    managedCluster: {
+      name: 'cell1',
+      uid: 'mc-uid',
+      joined: true,
+      available: true,
+      leaseFresh: true,
+      leaseRenewTime: '2026-11-29T23:59:40Z',
+    },
+    nodes: [{ name: 'node-a', profile: 'a100', ready: true, observedAt: '2026-11-29T23:59:50Z' }],
+    inventory: readyCellInventory(),
+    storageInventory: {
+      provisioner: 'topolvm.io',
+      allocatedPV: '500Gi',
+      freeCapacity: '2Ti',
+      freeCapacityKnown: true,
+      freeCapacitySource: 'TopoLVMNodeAnnotations',
+      fresh: true,
+      observedAt: '2026-11-29T23:59:50Z',
+    },
+    nodePorts: { allocated: 10, observedAt: '2026-11-29T23:59:50Z', fresh: true },
+    resolvedBy: 1,
   };
 }
 
 /** Class "small", as samples/virtualnodeclass-full.yaml. */
 export function smallClass(uid = 'small-uid'): VirtualNodeClass {
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'VirtualNodeClass',
     metadata: { name: 'small', uid, generation: 1 },
     spec: {
@@ -126,7 +142,7 @@ export function smallClass(uid = 'small-uid'): VirtualNodeClass {
 /** A CPU-only class that limits limits.* and Services too (for the LimitRange defaults). */
 export function limitsClass(): VirtualNodeClass {
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'VirtualNodeClass',
     metadata: { name: 'cpu-limits', uid: 'cpu-limits-uid', generation: 1 },
     spec: {
@@ -188,7 +204,7 @@ export function virtualCluster(
   } = {},
 ): VirtualCluster {
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'VirtualCluster',
     metadata: {
       name: overrides.name ?? 'team-a',
@@ -306,7 +322,7 @@ export function asObserved(
     },
     ownerReferences: [
       {
-        apiVersion: 'kubecell.io/v1alpha1',
+        apiVersion: API_VERSION,
         kind: 'VirtualCluster',
         name: 'team-a',
         uid: VC_UID,
@@ -329,3 +345,69 @@ export function asObserved(
 export function withStatus(vc: VirtualCluster, status: unknown): VirtualCluster {
   return { ...structuredClone(vc), status: structuredClone(status) as VirtualCluster['status'] };
 }
+
+// --- kubeconfigs for the allowlist tests ---
+
+/** Planted in kubeconfigs: it must never come back in a status, a problem or a log line. */
+export const MARKER = 'KUBECONFIGMARKER7f3c';
+
+/**
+ * K3K_KUBECONFIG with `lines` added at the end of `users[0].user`, of `clusters[0].cluster`, or
+ * of the document (`top`), indented for the first two.
+ */
+export function withFields(where: 'user' | 'cluster' | 'top', lines: string[]): string {
+  if (where === 'top') return `${K3K_KUBECONFIG}${lines.join('\n')}\n`;
+  const anchor =
+    where === 'user' ? '    client-key-data: ' : '    server: https://10.43.12.34:443\n';
+  const at = K3K_KUBECONFIG.indexOf(anchor);
+  const end = where === 'user' ? K3K_KUBECONFIG.indexOf('\n', at) + 1 : at + anchor.length;
+  const added = lines.map((line) => `    ${line}\n`).join('');
+  return `${K3K_KUBECONFIG.slice(0, end)}${added}${K3K_KUBECONFIG.slice(end)}`;
+}
+
+/** The kubeconfigs the issue names, each with the path its refusal must name. */
+export const FORBIDDEN_KUBECONFIGS: readonly { what: string; source: string; path: string }[] = [
+  {
+    what: 'an exec command',
+    source: withFields('user', [
+      'exec:',
+      '  apiVersion: client.authentication.k8s.io/v1',
+      `  command: /tmp/${MARKER}`,
+    ]),
+    path: 'users[0].user.exec',
+  },
+  {
+    what: 'an auth-provider',
+    source: withFields('user', [
+      'auth-provider:',
+      '  name: oidc',
+      `  config: {id-token: ${MARKER}}`,
+    ]),
+    path: 'users[0].user.auth-provider',
+  },
+  {
+    what: 'a proxy-url',
+    source: withFields('cluster', [`proxy-url: http://${MARKER}.example:3128`]),
+    path: 'clusters[0].cluster.proxy-url',
+  },
+  {
+    what: 'a CA file',
+    source: withFields('cluster', [`certificate-authority: /etc/${MARKER}/ca.crt`]),
+    path: 'clusters[0].cluster.certificate-authority',
+  },
+  {
+    what: 'a client certificate file',
+    source: withFields('user', [`client-certificate: /home/${MARKER}/cert`]),
+    path: 'users[0].user.client-certificate',
+  },
+  {
+    what: 'a client key file',
+    source: withFields('user', [`client-key: /home/${MARKER}/key`]),
+    path: 'users[0].user.client-key',
+  },
+  {
+    what: 'a token file',
+    source: withFields('user', [`tokenFile: /var/run/${MARKER}`]),
+    path: 'users[0].user.tokenFile',
+  },
+];
