@@ -1,11 +1,12 @@
 /** Fixtures of the class-usage tests (not loaded in production). */
+import { API_VERSION } from '../api/kinds.js';
 import type { VirtualCluster, VirtualNodeClass } from '../generated/types/index.js';
 
 export const NOW = new Date('2026-11-30T00:00:00Z');
 
 export function virtualNodeClass(name = 'small', uid = `uid-class-${name}`): VirtualNodeClass {
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'VirtualNodeClass',
     metadata: { name, uid, generation: 1 },
     spec: {
@@ -26,7 +27,7 @@ export function virtualCluster(
   resolvedTo?: { name: string; uid: string },
 ): VirtualCluster {
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'VirtualCluster',
     metadata: {
       name,
