@@ -5,7 +5,7 @@
 import type { VirtualClusterPlan } from '../generated/types/index.js';
 import type { CompositeHooks } from '../metacontroller/controller-hooks.js';
 import type { Clock } from '../status/clock.js';
-import type { PlanConfig } from './config.js';
+import { loadPlanConfig, type PlanConfig } from './config.js';
 import { customizePlan } from './customize.js';
 import { syncPlan } from './sync.js';
 
@@ -18,4 +18,12 @@ export function createPlanHooks(options: {
     customize: (request) => customizePlan(request, config),
     sync: (request) => syncPlan(request, config, clock()),
   };
+}
+
+/** The hooks with their settings read from the environment (throws a `ConfigError`). */
+export function planHooksFromEnv(
+  env: NodeJS.ProcessEnv,
+  clock: Clock,
+): CompositeHooks<VirtualClusterPlan> {
+  return createPlanHooks({ config: loadPlanConfig(env), clock });
 }
