@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { PlanConditionReason } from '../plan/phases.js';
+import { REASONS as PlanConditionReason } from '../plan/reasons.js';
 import { CHECK_ORDER, Reason } from './reasons.js';
 
 const CONCEPTS = fileURLToPath(new URL('../../docs/concepts.md', import.meta.url));

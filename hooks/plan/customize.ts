@@ -19,6 +19,7 @@
  * decision is not refreshed by that (it is evaluated once per generation), so those calls
  * only re-check expiry.
  */
+import { API_VERSION } from '../api/kinds.js';
 import type { VirtualClusterPlan } from '../generated/types/index.js';
 import { LABELS } from '../kube/labels.js';
 import type {
@@ -27,8 +28,6 @@ import type {
   RelatedResourceRule,
 } from '../metacontroller/protocol.js';
 import type { PlanConfig } from './config.js';
-
-export const KUBECELL_API_VERSION = 'kubecell.io/v1alpha1';
 
 export function customizePlan(
   request: CustomizeHookRequest<VirtualClusterPlan>,
@@ -40,18 +39,18 @@ export function customizePlan(
   const namespace = plan.metadata.namespace ?? '';
   const rules: RelatedResourceRule[] = [
     {
-      apiVersion: KUBECELL_API_VERSION,
+      apiVersion: API_VERSION,
       resource: 'cells',
       namespace: config.cellNamespace,
       names: [cellName],
     },
-    { apiVersion: KUBECELL_API_VERSION, resource: 'virtualnodeclasses', names: [className] },
+    { apiVersion: API_VERSION, resource: 'virtualnodeclasses', names: [className] },
     {
-      apiVersion: KUBECELL_API_VERSION,
+      apiVersion: API_VERSION,
       resource: 'virtualclusters',
       labelSelector: { matchLabels: { [LABELS.cell]: cellName } },
     },
-    { apiVersion: KUBECELL_API_VERSION, resource: 'virtualclusters', namespace },
+    { apiVersion: API_VERSION, resource: 'virtualclusters', namespace },
     { apiVersion: 'v1', resource: 'namespaces', names: [namespace] },
   ];
   return { relatedResources: rules };

@@ -18,6 +18,7 @@ import type {
 import { evaluateFeasibility, type FeasibilityInput } from '../feasibility/evaluate.js';
 import { Decision } from '../feasibility/reasons.js';
 import { formatTime, reconcileConditions } from '../status/conditions.js';
+import { REASONS } from './reasons.js';
 
 export interface PlanEvaluation {
   decision: Decision;
@@ -31,18 +32,6 @@ export interface Expiry {
   /** Whole seconds until `expiresAt` (rounded up); absent once expired. */
   resyncAfterSeconds?: number;
 }
-
-/** Reasons of the plan's own conditions (the check reasons are in feasibility/reasons.ts). */
-export const PlanConditionReason = {
-  /** Evaluated=True: the reason is the decision. */
-  Accepted: Decision.Accepted,
-  Rejected: Decision.Rejected,
-  Unknown: Decision.Unknown,
-  /** Expired=False. */
-  NotExpired: 'NotExpired',
-  /** Expired=True. */
-  Expired: 'Expired',
-} as const;
 
 const DECISIONS: readonly string[] = Object.values(Decision);
 
@@ -100,7 +89,7 @@ export function planConditions(
       {
         type: 'Evaluated',
         status: 'True',
-        reason: PlanConditionReason[evaluation.decision],
+        reason: REASONS[evaluation.decision],
         message: evaluatedMessage(evaluation, generation),
       },
     ],
@@ -114,13 +103,13 @@ export function planConditions(
         ? {
             type: 'Expired',
             status: 'True',
-            reason: PlanConditionReason.Expired,
+            reason: REASONS.Expired,
             message: `The decision expired at ${evaluation.expiresAt} and is kept as it was; edit the spec or recreate the plan to evaluate again.`,
           }
         : {
             type: 'Expired',
             status: 'False',
-            reason: PlanConditionReason.NotExpired,
+            reason: REASONS.NotExpired,
             message: `The decision is current until ${evaluation.expiresAt}.`,
           },
     ],

@@ -6,6 +6,7 @@
  * including `observedGeneration`, which Metacontroller also sets itself. For the same
  * request and the same `now` the answer is byte-identical.
  */
+import { API_VERSION } from '../api/kinds.js';
 import type {
   Cell,
   VirtualCluster,
@@ -24,12 +25,11 @@ import {
   type ObjectMap,
 } from '../metacontroller/protocol.js';
 import type { PlanConfig } from './config.js';
-import { KUBECELL_API_VERSION } from './customize.js';
 import { evaluatePlan, expiryOf, keptEvaluation, planConditions } from './phases.js';
 
-const CELL = childKey(KUBECELL_API_VERSION, 'Cell');
-const CLASS = childKey(KUBECELL_API_VERSION, 'VirtualNodeClass');
-const VIRTUAL_CLUSTER = childKey(KUBECELL_API_VERSION, 'VirtualCluster');
+const CELL = childKey(API_VERSION, 'Cell');
+const CLASS = childKey(API_VERSION, 'VirtualNodeClass');
+const VIRTUAL_CLUSTER = childKey(API_VERSION, 'VirtualCluster');
 const NAMESPACE = childKey('v1', 'Namespace');
 
 export function syncPlan(

@@ -1,4 +1,5 @@
 /** Fixtures for the plan tests (not loaded in production). */
+import { API_VERSION } from '../api/kinds.js';
 import { acceptedInput, NOW } from '../feasibility/testing.js';
 import type { VirtualClusterPlan } from '../generated/types/index.js';
 import {
@@ -15,7 +16,7 @@ export const CONFIG: PlanConfig = loadPlanConfig({});
 
 export function plan(generation = 1): VirtualClusterPlan {
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'VirtualClusterPlan',
     metadata: {
       name: 'small-on-cell1',

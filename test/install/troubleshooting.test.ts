@@ -16,7 +16,7 @@ const DOC = 'docs/troubleshooting.md';
 /** The `## ` section of docs/troubleshooting.md where each module's reasons have their rows. */
 const SECTIONS: Readonly<Record<string, string>> = {
   'hooks/cell/reasons.ts': 'Cell',
-  'hooks/plan/phases.ts': 'VirtualClusterPlan',
+  'hooks/plan/reasons.ts': 'VirtualClusterPlan',
   'hooks/feasibility/reasons.ts': 'Feasibility checks',
   'hooks/virtualcluster/reasons.ts': 'VirtualCluster',
   'hooks/gpucellpool/reasons.ts': 'GPUCellPool',
