@@ -1,0 +1,229 @@
+/**
+ * The check Capacity: for each capacity-checked resource of the class's entitlement, can the
+ * Cell still promise what the class needs? What it can promise (see evaluate.ts):
+ *
+ *   available = min(inventory.availableEstimate,
+ *                   allocatable − max(requested + pending, max(committed, committedSeen)))
+ *
+ * where committedSeen sums the entitlements of the VirtualClusters resolved to the Cell.
+ */
+import type {
+  Cell,
+  FeasibilityCheck,
+  ResourceInventory,
+  VirtualCluster,
+  VirtualNodeClass,
+} from '../generated/types/index.js';
+import {
+  addQuantities,
+  compareQuantities,
+  QuantityError,
+  formatQuantity,
+  maxQuantity,
+  minQuantity,
+  subtractQuantities,
+  ZERO_QUANTITY,
+  type ParsedQuantity,
+} from '../quantity/quantity.js';
+import { check, invalidQuantityCheck } from './check.js';
+import { Reason } from './reasons.js';
+import { capacityRequirements, compareStrings, tryParse } from './resources.js';
+
+type Estimate =
+  | { kind: 'ok'; available: ParsedQuantity; explanation: string }
+  | { kind: 'incomplete' }
+  | { kind: 'invalid'; error: string };
+
+/** What one resource's Capacity check is judged on. */
+interface CapacityFacts {
+  resource: string;
+  need: ParsedQuantity;
+  /** What the Cell can still promise; undefined when its inventory lacks the resource. */
+  estimate: Estimate | undefined;
+  inventoryFresh: boolean;
+}
+
+/**
+ * One Capacity check per capacity-checked resource, in resource order. `resolvedHere` are the
+ * VirtualClusters resolved to the Cell (their entitlements count as committed).
+ */
+export function checkCapacity(
+  cell: Cell,
+  cls: VirtualNodeClass,
+  resolvedHere: readonly VirtualCluster[],
+  inventoryFresh: boolean,
+): FeasibilityCheck[] {
+  const { required, invalid } = capacityRequirements(cls.spec.entitlement?.workloadHard);
+  const resources = [...new Set([...required.keys(), ...invalid.keys()])].sort(compareStrings);
+  const committedSeen = committedBy(resolvedHere);
+  return resources.map((resource) => {
+    const bad = invalid.get(resource);
+    if (bad !== undefined) return invalidQuantityCheck('Capacity', resource, bad);
+    const inventory = cell.status?.inventory?.[resource];
+    return capacityCheck({
+      resource,
+      need: required.get(resource) ?? ZERO_QUANTITY,
+      estimate:
+        inventory === undefined ? undefined : availableFor(inventory, committedSeen.get(resource)),
+      inventoryFresh,
+    });
+  });
+}
+
+function capacityCheck({
+  resource,
+  need,
+  estimate,
+  inventoryFresh,
+}: CapacityFacts): FeasibilityCheck {
+  const needText = formatQuantity(need);
+  if (compareQuantities(need, ZERO_QUANTITY) <= 0) {
+    return check('Capacity', 'Pass', Reason.CapacityAvailable, `The class needs no ${resource}.`, {
+      resource,
+      required: needText,
+    });
+  }
+  if (!inventoryFresh) return inventoryNotFresh(resource, needText, estimate);
+  if (estimate === undefined) {
+    return check(
+      'Capacity',
+      'Fail',
+      Reason.ResourceNotInInventory,
+      `The class needs ${needText} ${resource}, but no Ready Node of the Cell offers ${resource}.`,
+      { resource, required: needText, available: '0' },
+    );
+  }
+  if (estimate.kind !== 'ok') return unusableInventory(resource, needText, estimate);
+  return capacityFits(resource, need, estimate);
+}
+
+function inventoryNotFresh(
+  resource: string,
+  needText: string,
+  estimate: Estimate | undefined,
+): FeasibilityCheck {
+  return check(
+    'Capacity',
+    'Unknown',
+    Reason.InventoryNotFresh,
+    `The class needs ${needText} ${resource}, but the Cell's inventory is not fresh (see InventoryFresh); the check runs again on fresh inventory.`,
+    {
+      resource,
+      required: needText,
+      available: estimate?.kind === 'ok' ? formatQuantity(estimate.available) : undefined,
+    },
+  );
+}
+
+/** The Cell's inventory entry for the resource is unusable: an invalid quantity, or too few fields. */
+function unusableInventory(
+  resource: string,
+  needText: string,
+  estimate: Exclude<Estimate, { kind: 'ok' }>,
+): FeasibilityCheck {
+  if (estimate.kind === 'invalid') {
+    return check(
+      'Capacity',
+      'Unknown',
+      Reason.InvalidInventory,
+      `The Cell's inventory for ${resource} holds an invalid quantity (${estimate.error}).`,
+      { resource, required: needText },
+    );
+  }
+  return check(
+    'Capacity',
+    'Unknown',
+    Reason.InventoryIncomplete,
+    `The Cell's inventory for ${resource} has neither allocatable nor availableEstimate.`,
+    { resource, required: needText },
+  );
+}
+
+/** Pass when the class's need is within what the Cell can still promise, else Fail. */
+function capacityFits(
+  resource: string,
+  need: ParsedQuantity,
+  estimate: Extract<Estimate, { kind: 'ok' }>,
+): FeasibilityCheck {
+  const needText = formatQuantity(need);
+  const availableText = formatQuantity(estimate.available);
+  const fits = compareQuantities(need, estimate.available) <= 0;
+  return check(
+    'Capacity',
+    fits ? 'Pass' : 'Fail',
+    fits ? Reason.CapacityAvailable : Reason.InsufficientCapacity,
+    fits
+      ? `The class needs ${needText} ${resource}; the Cell can still promise ${availableText}${estimate.explanation}.`
+      : `The class needs ${needText} ${resource}, but the Cell can only promise ${availableText}${estimate.explanation}. Choose a smaller class, another Cell, or free capacity on this one.`,
+    { resource, required: needText, available: availableText },
+  );
+}
+
+const INVENTORY_FIELDS = [
+  'allocatable',
+  'requested',
+  'pending',
+  'committed',
+  'availableEstimate',
+] as const;
+
+type InventoryValues = Partial<Record<(typeof INVENTORY_FIELDS)[number], ParsedQuantity>>;
+
+/** What a new VirtualCluster can still be promised of one resource (see the file comment). */
+function availableFor(
+  inventory: ResourceInventory,
+  committedSeen: ParsedQuantity | undefined,
+): Estimate {
+  const values: InventoryValues = {};
+  for (const field of INVENTORY_FIELDS) {
+    const raw = inventory[field];
+    if (raw === undefined) continue;
+    const parsed = tryParse(raw);
+    if (parsed instanceof QuantityError) return { kind: 'invalid', error: parsed.message };
+    values[field] = parsed;
+  }
+  const { allocatable, availableEstimate } = values;
+  if (allocatable === undefined) {
+    return availableEstimate === undefined
+      ? { kind: 'incomplete' }
+      : {
+          kind: 'ok',
+          available: availableEstimate,
+          explanation: " (the Cell's availableEstimate)",
+        };
+  }
+  return estimateFromAllocatable(allocatable, values, committedSeen);
+}
+
+function estimateFromAllocatable(
+  allocatable: ParsedQuantity,
+  values: InventoryValues,
+  committedSeen: ParsedQuantity | undefined,
+): Estimate {
+  const used = addQuantities(values.requested ?? ZERO_QUANTITY, values.pending ?? ZERO_QUANTITY);
+  const cellCommitted = values.committed ?? ZERO_QUANTITY;
+  const committed = maxQuantity(cellCommitted, committedSeen ?? ZERO_QUANTITY);
+  let available = subtractQuantities(allocatable, maxQuantity(used, committed));
+  if (values.availableEstimate !== undefined) {
+    available = minQuantity(available, values.availableEstimate);
+  }
+  const seenMore = compareQuantities(committed, cellCommitted) > 0;
+  const explanation =
+    ` (allocatable ${formatQuantity(allocatable)} − max(requested + pending ${formatQuantity(used)}, ` +
+    `committed ${formatQuantity(committed)})` +
+    (seenMore ? ', counting VirtualClusters resolved since the Cell last synced' : '') +
+    ')';
+  return { kind: 'ok', available, explanation };
+}
+
+/** Sum of the entitlements of the given VirtualClusters, per inventory resource. */
+function committedBy(virtualClusters: readonly VirtualCluster[]): Map<string, ParsedQuantity> {
+  const sums = new Map<string, ParsedQuantity>();
+  for (const vc of virtualClusters) {
+    const { required } = capacityRequirements(vc.status?.resolved?.class.entitlement?.workloadHard);
+    for (const [resource, amount] of required) {
+      sums.set(resource, addQuantities(sums.get(resource) ?? ZERO_QUANTITY, amount));
+    }
+  }
+  return sums;
+}
