@@ -15,7 +15,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { checkResponse } from '../hooks/metacontroller/response-shape.js';
-import { registerControllers } from '../hooks/server/controllers.js';
+import { registerControllers } from '../hooks/controllers/register.js';
 import { HookRegistry, type ResolvedHook } from '../hooks/server/registry.js';
 import { cellSyncBody } from './bodies.js';
 

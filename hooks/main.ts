@@ -15,7 +15,7 @@ import type { WebhookServer } from './admission/tls.js';
 import { createApp } from './server/app.js';
 import { ConfigError } from './config/env-reader.js';
 import { loadConfig, type ServerConfig } from './server/config.js';
-import { registerControllers } from './server/controllers.js';
+import { registerControllers } from './controllers/register.js';
 import { deadlineServerOptions } from './server/deadlines.js';
 import { createLogger, type Logger } from './server/logger.js';
 import { createMetrics } from './server/metrics.js';

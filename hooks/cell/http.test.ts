@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { productApp } from '../server/testing.js';
+import { productApp } from '../controllers/testing.js';
 import { NOW, cell, lease, managedCluster, node, readyProvider, relatedOf } from './testing.js';
 
 describe('Cell hooks over HTTP', () => {

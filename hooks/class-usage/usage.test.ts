@@ -12,7 +12,7 @@ import {
   loadFixture,
   type DecoratorHookBody,
 } from '../metacontroller/testing.js';
-import { productApp } from '../server/testing.js';
+import { productApp } from '../controllers/testing.js';
 import { virtualCluster, virtualNodeClass, NOW } from './testing.js';
 import { MAX_LISTED_VIRTUALCLUSTERS, computeClassUsage } from './usage.js';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
-import { productApp } from '../server/testing.js';
+import { productApp } from '../controllers/testing.js';
 import {
   NOW,
   TOKEN,

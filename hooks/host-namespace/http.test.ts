@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Express } from 'express';
-import { productApp } from '../server/testing.js';
+import { productApp } from '../controllers/testing.js';
 import { RESPONSE_FIELDS, type KubernetesObject } from '../metacontroller/protocol.js';
 import { loadFixture, type DecoratorHookBody } from '../metacontroller/testing.js';
 import type { Namespace } from '../kube/objects.js';

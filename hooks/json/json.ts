@@ -32,3 +32,21 @@ export function summarizeProblems(problems: readonly string[], max = 10): string
   const more = problems.length - max;
   return more > 0 ? `${shown}; and ${more} more problem${more === 1 ? '' : 's'}` : shown;
 }
+
+/** Deeper than any Kubernetes object nests (managedFields included); JSON recursion fails far deeper. */
+export const MAX_BODY_DEPTH = 200;
+
+/** Whether `value` nests more than `max` arrays or objects deep (iterative: no recursion). */
+export function nestingDepthExceeds(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop() as [unknown, number];
+    if (current === null || typeof current !== 'object') continue;
+    if (depth >= max) return true;
+    const children = Array.isArray(current) ? current : Object.values(current);
+    for (const child of children) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { MAX_BODY_DEPTH, nestingDepthExceeds } from '../json/json.js';
 import {
   parseCompositeSyncRequest,
   parseCustomizeRequest,
@@ -23,6 +24,23 @@ function problemsOf(result: { ok: boolean; problems?: string[] }): string[] {
 }
 
 describe('hook request shape', () => {
+  it('refuses nesting deeper than any Kubernetes object, before reading anything', () => {
+    let deep: unknown = null;
+    for (let i = 0; i < MAX_BODY_DEPTH + 5; i++) deep = { a: deep };
+    const tooDeep = [
+      `request body nests deeper than ${MAX_BODY_DEPTH} levels; no Kubernetes object does`,
+    ];
+    for (const parse of [
+      parseCustomizeRequest,
+      parseCompositeSyncRequest,
+      parseDecoratorSyncRequest,
+    ]) {
+      expect(problemsOf(parse({ parent: { ...parent, spec: deep } }))).to.deep.equal(tooDeep);
+    }
+    expect(nestingDepthExceeds([[[1]]], 3)).to.equal(false);
+    expect(nestingDepthExceeds([[[[1]]]], 3)).to.equal(true);
+  });
+
   describe('composite sync', () => {
     it('accepts a full request and returns it normalized', () => {
       const node = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } };

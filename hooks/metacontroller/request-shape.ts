@@ -12,7 +12,13 @@
  * quoted whole: map keys are cut by `keySegment`, other values by `quoted` (hooks/json/echo.ts).
  */
 import { quoted } from '../json/echo.js';
-import { isJsonObject, jsonTypeOf, keySegment } from '../json/json.js';
+import {
+  MAX_BODY_DEPTH,
+  isJsonObject,
+  jsonTypeOf,
+  keySegment,
+  nestingDepthExceeds,
+} from '../json/json.js';
 import {
   objectKey,
   type CompositeSyncRequest,
@@ -32,6 +38,7 @@ const TYPE_KEY = /^[A-Za-z][A-Za-z0-9]*\.(?:[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?\/)?
  * `CustomizeHookRequest` (`pkg/controller/common/customize/api/v2/hooks.go`).
  */
 export function parseCustomizeRequest(body: unknown): ShapeResult<CustomizeHookRequest> {
+  if (nestingDepthExceeds(body, MAX_BODY_DEPTH)) return tooDeep();
   const problems: string[] = [];
   if (!isJsonObject(body)) return notAnObject(body);
   checkController(body, problems);
@@ -42,6 +49,7 @@ export function parseCustomizeRequest(body: unknown): ShapeResult<CustomizeHookR
 
 /** CompositeController sync/finalize: `{controller, parent, children, related, finalizing}`. */
 export function parseCompositeSyncRequest(body: unknown): ShapeResult<CompositeSyncRequest> {
+  if (nestingDepthExceeds(body, MAX_BODY_DEPTH)) return tooDeep();
   if (!isJsonObject(body)) return notAnObject(body);
   const problems: string[] = [];
   checkController(body, problems);
@@ -63,6 +71,7 @@ export function parseCompositeSyncRequest(body: unknown): ShapeResult<CompositeS
  * `children`) did not come from a DecoratorController and is refused with a message that says so.
  */
 export function parseDecoratorSyncRequest(body: unknown): ShapeResult<DecoratorSyncRequest> {
+  if (nestingDepthExceeds(body, MAX_BODY_DEPTH)) return tooDeep();
   if (!isJsonObject(body)) return notAnObject(body);
   const problems: string[] = [];
   checkController(body, problems);
@@ -113,6 +122,16 @@ function checkRelatedAndFinalizing(
     else problems.push(`request.finalizing: must be a boolean, got ${jsonTypeOf(body.finalizing)}`);
   }
   return { related, finalizing };
+}
+
+/** Checked first: the checks below, and the handlers, recurse into the objects. */
+function tooDeep(): { ok: false; problems: string[] } {
+  return {
+    ok: false,
+    problems: [
+      `request body nests deeper than ${MAX_BODY_DEPTH} levels; no Kubernetes object does`,
+    ],
+  };
 }
 
 function notAnObject(body: unknown): { ok: false; problems: string[] } {

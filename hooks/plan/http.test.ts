@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { readyCell, smallClass } from '../feasibility/testing.js';
 import { toObjectMap } from '../metacontroller/protocol.js';
-import { productApp } from '../server/testing.js';
+import { productApp } from '../controllers/testing.js';
 import { acceptedRelated, hostNamespace, NOW, plan } from './testing.js';
 
 function body(parent: object, related = acceptedRelated()) {

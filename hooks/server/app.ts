@@ -20,10 +20,9 @@ import { requestDeadline, timeoutOf } from './deadlines.js';
 import { boundMessage, echo } from '../json/echo.js';
 import { logHookCall, type Logger, type ParentIdentity } from './logger.js';
 import { createLoadShedder, isShedError } from './load-shedding.js';
-import { describeMalformedRequest } from './malformed-input.js';
 import type { HookMetrics } from './metrics.js';
 import { Readiness } from './readiness.js';
-import type { HookRegistry, ResolvedHook } from './registry.js';
+import { isHookName, type HookRegistry, type ResolvedHook } from './registry.js';
 
 export interface AppDeps {
   registry: HookRegistry;
@@ -53,6 +52,7 @@ const MAX_SEGMENT_CHARS = 64;
 export function createApp(deps: AppDeps): express.Express {
   const { registry, logger, metrics, config } = deps;
   const readiness = deps.readiness ?? readyNow();
+  metrics.startSeries(registry.registered());
   const app = express();
   app.disable('x-powered-by');
   // Hashing a 30 MB response for an ETag nobody uses is wasted CPU.
@@ -88,7 +88,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.post(
     '/hooks/:controller/:hook',
-    startCall(logger, metrics, bodySeconds),
+    startCall(registry, logger, metrics, bodySeconds),
     resolveHook(registry),
     requestDeadline(requestSeconds),
     jsonBody,
@@ -150,7 +150,12 @@ function announcedBytes(req: Request): number | undefined {
 }
 
 /** Records the start time and arranges for exactly one log line and metric sample. */
-function startCall(logger: Logger, metrics: HookMetrics, bodySeconds: number) {
+function startCall(
+  registry: HookRegistry,
+  logger: Logger,
+  metrics: HookMetrics,
+  bodySeconds: number,
+) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const call: HookCall = {
       startedAt: process.hrtime.bigint(),
@@ -165,8 +170,9 @@ function startCall(logger: Logger, metrics: HookMetrics, bodySeconds: number) {
       recorded = true;
       const durationMs = Number(process.hrtime.bigint() - call.startedAt) / 1e6;
       metrics.observeHookCall({
-        controller: call.controller,
-        hook: call.hook,
+        // URL segments are caller-controlled: a name that is not registered is not a label.
+        controller: registry.has(call.controller) ? call.controller : 'unknown',
+        hook: isHookName(call.hook) ? call.hook : 'unknown',
         status,
         durationSeconds: durationMs / 1000,
         requestBytes: announcedBytes(req),
@@ -250,7 +256,7 @@ async function runHook(req: Request, res: Response): Promise<void> {
       fail(res, 429, err.message);
       return;
     }
-    failUnexpectedly(res, hook, body, err);
+    failUnexpectedly(res, err);
     return;
   }
 
@@ -268,22 +274,17 @@ async function runHook(req: Request, res: Response): Promise<void> {
     text = JSON.stringify(response);
   } catch (err) {
     // E.g. a stack overflow on a response that carries a deeply nested part of the request.
-    failUnexpectedly(res, hook, body, err);
+    failUnexpectedly(res, err);
     return;
   }
   res.status(200).type('application/json').send(text);
 }
 
 /**
- * A handler (or the serialisation of its answer) threw. When the body breaks what the apiserver
- * guarantees (hooks/server/malformed-input.ts), that is the caller's fault: 400. Otherwise 500.
+ * A handler (or the serialisation of its answer) threw. Its input was checked before it ran
+ * (hooks/controllers/request-validation.ts), so this is a bug: 500, with the stack in the log.
  */
-function failUnexpectedly(res: Response, hook: ResolvedHook, body: unknown, err: unknown): void {
-  const malformed = describeMalformedRequest(body);
-  if (malformed !== undefined) {
-    fail(res, 400, `invalid ${hook.hook} request: ${malformed}`);
-    return;
-  }
+function failUnexpectedly(res: Response, err: unknown): void {
   callOf(res).stack = err instanceof Error ? err.stack : undefined;
   fail(res, 500, errorMessage(err));
 }

@@ -3,16 +3,10 @@
  * prom-client's global one) so tests and embedders get independent counts.
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import {
-  COMPOSITE_CONTROLLERS,
-  DECORATOR_CONTROLLERS,
-  HOOK_NAMES,
-  isControllerName,
-  isHookName,
-} from './registry.js';
+import type { RegisteredController } from './registry.js';
 
 export interface HookCallSample {
-  /** As in the URL; anything but a known name is counted as `unknown`. */
+  /** As in the URL when registered, else `unknown` (URL segments are caller-controlled). */
   controller: string;
   hook: string;
   status: number;
@@ -24,6 +18,8 @@ export interface HookCallSample {
 export interface HookMetrics {
   registry: Registry;
   observeHookCall(sample: HookCallSample): void;
+  /** Starts the error series of these controllers' hooks at 0. */
+  startSeries(controllers: readonly RegisteredController[]): void;
 }
 
 export interface MetricsOptions {
@@ -63,19 +59,16 @@ export function createMetrics({ processMetrics = true }: MetricsOptions = {}): H
     registers: [registry],
   });
 
-  // Start every error series at 0 so that rate() and increase() see the first error.
-  for (const controller of [...COMPOSITE_CONTROLLERS, ...DECORATOR_CONTROLLERS]) {
-    for (const hook of HOOK_NAMES) errors.labels({ controller, hook }).inc(0);
-  }
-
   return {
     registry,
+    // So that rate() and increase() see the first error.
+    startSeries(controllers) {
+      for (const { controller, hooks } of controllers) {
+        for (const hook of hooks) errors.labels({ controller, hook }).inc(0);
+      }
+    },
     observeHookCall({ controller, hook, status, durationSeconds, requestBytes: bytes }) {
-      // URL segments are caller-controlled: bound the label values.
-      const labels = {
-        controller: isControllerName(controller) ? controller : 'unknown',
-        hook: isHookName(hook) ? hook : 'unknown',
-      };
+      const labels = { controller, hook };
       requests.labels({ ...labels, code: String(status) }).inc();
       if (status !== 200) errors.labels(labels).inc();
       duration.labels(labels).observe(durationSeconds);

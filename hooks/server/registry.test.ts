@@ -67,11 +67,7 @@ describe('HookRegistry', () => {
     });
     expect(registry.lookup('plan', 'sync')).to.deep.equal({
       found: false,
-      message: 'controller "plan" is not implemented yet',
-    });
-    expect(registry.lookup('host-namespace', 'sync')).to.deep.equal({
-      found: false,
-      message: 'controller "host-namespace" is not implemented yet',
+      message: 'unknown controller "plan"; controllers are cell',
     });
     expect(registry.lookup('cell', 'finalize')).to.deep.equal({
       found: false,
@@ -83,8 +79,7 @@ describe('HookRegistry', () => {
     });
     expect(registry.lookup('dogs', 'sync')).to.deep.equal({
       found: false,
-      message:
-        'unknown controller "dogs"; controllers are cell, plan, virtualcluster, gpucellpool, host-namespace, class-usage',
+      message: 'unknown controller "dogs"; controllers are cell',
     });
   });
 

@@ -23,15 +23,6 @@ import type { Awaitable, KubernetesObject } from '../metacontroller/protocol.js'
 export const HOOK_NAMES = ['customize', 'sync', 'finalize'] as const;
 export type HookName = (typeof HOOK_NAMES)[number];
 
-/** CompositeControllers, by URL name (the object is `kubecell-<name>`). */
-export const COMPOSITE_CONTROLLERS = ['cell', 'plan', 'virtualcluster', 'gpucellpool'] as const;
-export type CompositeControllerName = (typeof COMPOSITE_CONTROLLERS)[number];
-
-/** DecoratorControllers, by URL name (the object is `kubecell-<name>`). */
-export const DECORATOR_CONTROLLERS = ['host-namespace', 'class-usage'] as const;
-export type DecoratorControllerName = (typeof DECORATOR_CONTROLLERS)[number];
-
-export type ControllerName = CompositeControllerName | DecoratorControllerName;
 export type ControllerType = 'composite' | 'decorator';
 
 /**
@@ -39,7 +30,7 @@ export type ControllerType = 'composite' | 'decorator';
  * it is well formed, returns the call to make.
  */
 export interface ResolvedHook {
-  controller: ControllerName;
+  controller: string;
   hook: HookName;
   controllerType: ControllerType;
   responseKind: ResponseKind;
@@ -49,7 +40,7 @@ export interface ResolvedHook {
 export type HookLookup = { found: true; hook: ResolvedHook } | { found: false; message: string };
 
 export interface RegisteredController {
-  controller: ControllerName;
+  controller: string;
   controllerType: ControllerType;
   hooks: HookName[];
 }
@@ -57,7 +48,8 @@ export interface RegisteredController {
 type BoundHooks = Partial<Record<HookName, Omit<ResolvedHook, 'controller' | 'hook'>>>;
 
 export class HookRegistry {
-  readonly #controllers = new Map<ControllerName, BoundHooks>();
+  readonly #controllers = new Map<string, BoundHooks>();
+  readonly #types = new Map<string, ControllerType>();
 
   /**
    * Registers a CompositeController's hooks. `P` is the parent type the
@@ -65,11 +57,11 @@ export class HookRegistry {
    * guarantees its apiVersion, kind and metadata.name, the CRD schema the rest.
    */
   registerComposite<P extends KubernetesObject>(
-    controller: CompositeControllerName,
+    controller: string,
     hooks: CompositeHooks<P>,
   ): this {
     const { customize, sync, finalize } = hooks as unknown as CompositeHooks;
-    return this.#add(controller, {
+    return this.#add(controller, 'composite', {
       customize: customize && bindCustomize('composite', customize),
       sync: bind('composite', 'compositeSync', parseCompositeSyncRequest, sync),
       finalize: finalize && bind('composite', 'compositeSync', parseCompositeSyncRequest, finalize),
@@ -82,11 +74,11 @@ export class HookRegistry {
    * as a `DecoratorSyncRequest`; customize bodies are `{controller, parent}`.
    */
   registerDecorator<P extends KubernetesObject>(
-    controller: DecoratorControllerName,
+    controller: string,
     hooks: DecoratorHooks<P>,
   ): this {
     const { customize, sync, finalize } = hooks as unknown as DecoratorHooks;
-    return this.#add(controller, {
+    return this.#add(controller, 'decorator', {
       customize: customize && bindCustomize('decorator', customize),
       sync: bind('decorator', 'decoratorSync', parseDecoratorSyncRequest, sync),
       finalize: finalize && bind('decorator', 'decoratorSync', parseDecoratorSyncRequest, finalize),
@@ -95,12 +87,11 @@ export class HookRegistry {
 
   /** Finds the handler for a URL's controller and hook, or says why there is none. */
   lookup(controller: string, hook: string): HookLookup {
-    if (!isControllerName(controller)) {
+    const hooks = this.#controllers.get(controller);
+    if (hooks === undefined) {
       return {
         found: false,
-        message:
-          `unknown controller ${quote(controller)}; ` +
-          `controllers are ${[...COMPOSITE_CONTROLLERS, ...DECORATOR_CONTROLLERS].join(', ')}`,
+        message: `unknown controller ${quote(controller)}; controllers are ${[...this.#controllers.keys()].join(', ')}`,
       };
     }
     if (!isHookName(hook)) {
@@ -108,10 +99,6 @@ export class HookRegistry {
         found: false,
         message: `unknown hook ${quote(hook)}; hooks are ${HOOK_NAMES.join(', ')}`,
       };
-    }
-    const hooks = this.#controllers.get(controller);
-    if (hooks === undefined) {
-      return { found: false, message: `controller ${quote(controller)} is not implemented yet` };
     }
     const bound = hooks[hook];
     if (bound === undefined) {
@@ -123,34 +110,32 @@ export class HookRegistry {
     return { found: true, hook: { controller, hook, ...bound } };
   }
 
+  /** Whether `controller` is registered. */
+  has(controller: string): boolean {
+    return this.#controllers.has(controller);
+  }
+
   /** What is registered, for the startup log. */
   registered(): RegisteredController[] {
     return [...this.#controllers].map(([controller, hooks]) => ({
       controller,
-      controllerType: isComposite(controller) ? 'composite' : 'decorator',
+      controllerType: this.#types.get(controller) as ControllerType,
       hooks: HOOK_NAMES.filter((name) => hooks[name] !== undefined),
     }));
   }
 
-  #add(controller: ControllerName, hooks: BoundHooks): this {
+  #add(controller: string, type: ControllerType, hooks: BoundHooks): this {
     if (this.#controllers.has(controller)) {
       throw new Error(`controller ${quote(controller)} is already registered`);
     }
     this.#controllers.set(controller, hooks);
+    this.#types.set(controller, type);
     return this;
   }
 }
 
-export function isControllerName(name: string): name is ControllerName {
-  return isComposite(name) || (DECORATOR_CONTROLLERS as readonly string[]).includes(name);
-}
-
 export function isHookName(name: string): name is HookName {
   return (HOOK_NAMES as readonly string[]).includes(name);
-}
-
-function isComposite(name: string): name is CompositeControllerName {
-  return (COMPOSITE_CONTROLLERS as readonly string[]).includes(name);
 }
 
 function bind<Req>(

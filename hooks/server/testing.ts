@@ -41,22 +41,3 @@ export function captureLogger(level: 'info' | 'debug' = 'info'): CapturedLogger 
     },
   };
 }
-
-/** The real app with every registered controller, a fixed clock and an in-memory logger. */
-export async function productApp(now: Date, env: NodeJS.ProcessEnv = {}) {
-  const [{ createApp }, { createMetrics }, { registerControllers }, { HookRegistry }] =
-    await Promise.all([
-      import('./app.js'),
-      import('./metrics.js'),
-      import('./controllers.js'),
-      import('./registry.js'),
-    ]);
-  const logs = captureLogger();
-  const app = createApp({
-    registry: registerControllers(new HookRegistry(), { env, clock: () => now }),
-    logger: logs.logger,
-    metrics: createMetrics({ processMetrics: false }),
-    config: { bodyLimit: '64mb', bodyLimitBytes: 64 * 1024 * 1024 },
-  });
-  return { app, logs };
-}

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadWebhookConfig } from '../../hooks/admission/config.js';
 import { loadConfig } from '../../hooks/server/config.js';
-import { registerControllers } from '../../hooks/server/controllers.js';
+import { registerControllers } from '../../hooks/controllers/register.js';
 import { HookRegistry } from '../../hooks/server/registry.js';
 import { backticked, column, readRepoFile, section, tables } from './markdown.js';
 import { repoRoot, runtimeSources } from './support.js';

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { WEBHOOK_DEFAULTS } from '../../hooks/admission/config.js';
 import { DEFAULTS } from '../../hooks/server/config.js';
-import { registerControllers } from '../../hooks/server/controllers.js';
+import { registerControllers } from '../../hooks/controllers/register.js';
 import { HookRegistry } from '../../hooks/server/registry.js';
 import {
   GPUCELLPOOL_COMPONENTS,

@@ -24,7 +24,7 @@
 //   * related objects: get, list, watch, cluster-wide (Metacontroller's informers are);
 //   * events: create, patch (the SyncError events it records on parents).
 import request from 'supertest';
-import { productApp } from '../../hooks/server/testing.js';
+import { productApp } from '../../hooks/controllers/testing.js';
 import {
   METACONTROLLER_INSTALLS,
   groupOf,

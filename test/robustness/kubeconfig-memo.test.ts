@@ -10,7 +10,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { VirtualClusterStatus } from '../../hooks/generated/types/index.js';
 import type { KubernetesObject } from '../../hooks/metacontroller/protocol.js';
-import { productApp } from '../../hooks/server/testing.js';
+import { productApp } from '../../hooks/controllers/testing.js';
 import {
   CHECK_MEMO_BYTES,
   checkKubeconfig,

@@ -6,7 +6,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type express from 'express';
 import type { CompositeSyncResponse } from '../../hooks/metacontroller/protocol.js';
-import { registerControllers } from '../../hooks/server/controllers.js';
+import { registerControllers } from '../../hooks/controllers/register.js';
 import { HookRegistry } from '../../hooks/server/registry.js';
 
 /** A server listening on 127.0.0.1 on a free port. */

@@ -2,9 +2,9 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { systemClock } from '../status/clock.js';
-import { registerControllers } from './controllers.js';
-import { HookRegistry } from './registry.js';
+import { systemClock } from './status/clock.js';
+import { registerControllers } from './controllers/register.js';
+import { HookRegistry } from './server/registry.js';
 
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 

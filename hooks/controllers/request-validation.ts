@@ -1,0 +1,178 @@
+/**
+ * The one validation layer: every hook request is checked here, once, before its handler runs
+ * (register.ts wraps every controller's hooks with it). The envelope (`parent`, the object maps,
+ * the identity of each object) was already checked by the registry's request parser
+ * (hooks/metacontroller/request-shape.ts); this layer checks the content:
+ *
+ * - a KubeCell object (the parent, a child or a related object) against its kind's CRD schema and
+ *   CEL rules, the admission webhook's own rules (hooks/api/validate-object.ts);
+ * - any other object against the shape the apiserver guarantees for the fields KubeCell reads
+ *   (observed-object.ts).
+ *
+ * A request that fails gets a 400 naming the field, and Metacontroller keeps every child: a hook
+ * that cannot trust its input changes nothing.
+ *
+ * Finalize has one policy for every kind (docs/design/decisions.md, D31): an invalid input holds
+ * the deletion (400, the message says how to fix it or let go), except that an object annotated
+ * `kubecell.io/skip-cleanup=true` is always let go, without calling the kind's handler: its
+ * status is kept as it is and `finalized: true` lets Metacontroller remove the finalizer.
+ */
+import { API_VERSION, KINDS, isKindName } from '../api/kinds.js';
+import { validateObject } from '../api/validate-object.js';
+import { echo } from '../json/echo.js';
+import { keySegment, summarizeProblems } from '../json/json.js';
+import { ANNOTATIONS } from '../kube/labels.js';
+import type { CompositeHooks, DecoratorHooks } from '../metacontroller/controller-hooks.js';
+import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
+import type { KubernetesObject, ObjectMap } from '../metacontroller/protocol.js';
+import { observedObjectProblems } from './observed-object.js';
+
+/** At most this many problems are collected: a request with thousands stays cheap to refuse. */
+const MAX_PROBLEMS = 11;
+
+/** Problems of one object of the request, `path` naming where it sits. */
+export function objectProblems(object: KubernetesObject, path: string): string[] {
+  if (object.apiVersion === API_VERSION && isKindName(object.kind)) {
+    return validateObject(KINDS[object.kind], object).map((error) => `${path}: ${error.message}`);
+  }
+  return observedObjectProblems(object, path);
+}
+
+/** Problems of the parent: for a KubeCell kind, named by kind and namespace/name. */
+function parentProblems(
+  parent: KubernetesObject,
+  field: string,
+  hook: HookName,
+): string | undefined {
+  const problems = objectProblems(parent, `request.${field}`);
+  if (problems.length === 0) return undefined;
+  if (parent.apiVersion === API_VERSION && isKindName(parent.kind)) {
+    const { namespace, name } = parent.metadata;
+    const where = echo([namespace, name].filter(Boolean).join('/'));
+    const fields = problems.map((problem) => problem.replace(`request.${field}: `, ''));
+    return `${parent.kind} ${where} is invalid: ${summarizeProblems(fields)}`;
+  }
+  return `invalid ${hook} request: ${summarizeProblems(problems)}`;
+}
+
+function mapProblems(map: ObjectMap, field: string): string[] {
+  const problems: string[] = [];
+  for (const [type, group] of Object.entries(map)) {
+    for (const [key, object] of Object.entries(group)) {
+      problems.push(
+        ...objectProblems(object, `request.${field}${keySegment(type)}${keySegment(key)}`),
+      );
+      if (problems.length >= MAX_PROBLEMS) return problems;
+    }
+  }
+  return problems;
+}
+
+type HookName = 'customize' | 'sync' | 'finalize';
+interface FieldNames {
+  parent: string;
+  children: string;
+}
+
+interface ObjectsOfRequest {
+  parent: KubernetesObject;
+  children?: ObjectMap;
+  related?: ObjectMap;
+}
+
+/** Why the request cannot be acted on, or undefined when every object is valid. */
+function requestProblems(request: ObjectsOfRequest, names: FieldNames, hook: HookName) {
+  const parent = parentProblems(request.parent, names.parent, hook);
+  if (parent !== undefined) return parent;
+  const problems = [
+    ...mapProblems(request.children ?? {}, names.children),
+    ...mapProblems(request.related ?? {}, 'related'),
+  ];
+  return problems.length > 0
+    ? `invalid ${hook} request: ${summarizeProblems(problems)}`
+    : undefined;
+}
+
+function skipsCleanup(parent: KubernetesObject): boolean {
+  return parent.metadata.annotations?.[ANNOTATIONS.skipCleanup] === 'true';
+}
+
+/** The status an object being let go keeps: the one it has. */
+function currentStatus(parent: KubernetesObject): Record<string, unknown> {
+  const status = (parent as { status?: unknown }).status;
+  return typeof status === 'object' && status !== null && !Array.isArray(status)
+    ? (status as Record<string, unknown>)
+    : {};
+}
+
+const COMPOSITE_NAMES = { parent: 'parent', children: 'children' };
+// Metacontroller's decorator request carries `object` and `attachments` (request-shape.ts).
+const DECORATOR_NAMES = { parent: 'object', children: 'attachments' };
+
+function checked<R extends ObjectsOfRequest, T>(
+  handler: (request: R) => T,
+  names: FieldNames,
+  hook: HookName,
+): (request: R) => T {
+  return (request) => {
+    const problems = requestProblems(request, names, hook);
+    if (problems !== undefined) throw new InvalidHookInputError(problems);
+    return handler(request);
+  };
+}
+
+/** Finalize, for every kind: see the policy at the top of this module. */
+function checkedFinalize<R extends ObjectsOfRequest, T>(
+  handler: (request: R) => T,
+  names: FieldNames,
+  letGo: (parent: KubernetesObject) => T,
+): (request: R) => T {
+  return (request) => {
+    const problems = requestProblems(request, names, 'finalize');
+    if (problems === undefined) return handler(request);
+    if (skipsCleanup(request.parent)) return letGo(request.parent);
+    throw new InvalidHookInputError(
+      `${problems}; the deletion waits until this is fixed, or until the object is annotated ` +
+        `${ANNOTATIONS.skipCleanup}=true to let it go without cleanup`,
+    );
+  };
+}
+
+/** A CompositeController's hooks, each refusing a request whose content is invalid. */
+export function validatedCompositeHooks<P extends KubernetesObject>(
+  hooks: CompositeHooks<P>,
+): CompositeHooks<P> {
+  const { customize, sync, finalize } = hooks;
+  return {
+    sync: checked(sync, COMPOSITE_NAMES, 'sync'),
+    ...(customize ? { customize: checked(customize, COMPOSITE_NAMES, 'customize') } : {}),
+    ...(finalize
+      ? {
+          finalize: checkedFinalize(finalize, COMPOSITE_NAMES, (parent) => ({
+            status: currentStatus(parent),
+            children: [],
+            finalized: true,
+          })),
+        }
+      : {}),
+  };
+}
+
+/** A DecoratorController's hooks, each refusing a request whose content is invalid. */
+export function validatedDecoratorHooks<P extends KubernetesObject>(
+  hooks: DecoratorHooks<P>,
+): DecoratorHooks<P> {
+  const { customize, sync, finalize } = hooks;
+  return {
+    sync: checked(sync, DECORATOR_NAMES, 'sync'),
+    ...(customize ? { customize: checked(customize, COMPOSITE_NAMES, 'customize') } : {}),
+    ...(finalize
+      ? {
+          finalize: checkedFinalize(finalize, DECORATOR_NAMES, () => ({
+            attachments: [],
+            finalized: true,
+          })),
+        }
+      : {}),
+  };
+}
