@@ -1,4 +1,5 @@
 /** Fixtures shared by the feasibility and plan tests (not loaded in production). */
+import { API_VERSION } from '../api/kinds.js';
 import type { Cell, VirtualCluster, VirtualNodeClass } from '../generated/types/index.js';
 import { DEFAULT_NODE_PORT_RANGE, type FeasibilityInput } from './evaluate.js';
 
@@ -12,7 +13,7 @@ export function copy<T>(value: T): T {
 /** A Ready Cell with fresh inventory: 23.5 cpu, 244Gi memory, 4 GPUs, 2Ti storage free. */
 export function readyCell(): Cell {
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'Cell',
     metadata: { name: 'cell1', namespace: 'kubecell-system', uid: 'cell1-uid', generation: 1 },
     spec: {
@@ -43,32 +44,7 @@ export function readyCell(): Cell {
         leaseRenewTime: '2026-11-29T23:59:40Z',
       },
       nodes: [{ name: 'node-a', profile: 'a100', ready: true, observedAt: '2026-11-29T23:59:50Z' }],
-      inventory: {
-        cpu: {
-          capacity: '64',
-          allocatable: '63500m',
-          requested: '12',
-          pending: '1',
-          committed: '40',
-          availableEstimate: '23500m',
-        },
-        memory: {
-          capacity: '512Gi',
-          allocatable: '500Gi',
-          requested: '100Gi',
-          pending: '0',
-          committed: '256Gi',
-          availableEstimate: '244Gi',
-        },
-        'nvidia.com/gpu': {
-          capacity: '8',
-          allocatable: '8',
-          requested: '2',
-          pending: '0',
-          committed: '4',
-          availableEstimate: '4',
-        },
-      },
+      inventory: readyInventory(),
       storageInventory: {
         provisioner: 'topolvm.io',
         allocatedPV: '500Gi',
@@ -84,10 +60,40 @@ export function readyCell(): Cell {
   };
 }
 
+/** readyCell()'s inventory: 23.5 cpu, 244Gi memory and 4 GPUs still to promise. */
+function readyInventory(): NonNullable<Cell['status']>['inventory'] {
+  return {
+    cpu: {
+      capacity: '64',
+      allocatable: '63500m',
+      requested: '12',
+      pending: '1',
+      committed: '40',
+      availableEstimate: '23500m',
+    },
+    memory: {
+      capacity: '512Gi',
+      allocatable: '500Gi',
+      requested: '100Gi',
+      pending: '0',
+      committed: '256Gi',
+      availableEstimate: '244Gi',
+    },
+    'nvidia.com/gpu': {
+      capacity: '8',
+      allocatable: '8',
+      requested: '2',
+      pending: '0',
+      committed: '4',
+      availableEstimate: '4',
+    },
+  };
+}
+
 /** Class "small": 4 cpu, 16Gi, 2 GPUs, 100Gi storage, and keys that are not capacity-checked. */
 export function smallClass(): VirtualNodeClass {
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'VirtualNodeClass',
     metadata: { name: 'small', uid: 'small-uid', generation: 1 },
     spec: {
@@ -115,7 +121,7 @@ export function virtualCluster(
   resolved?: { cellName: string; cellUid?: string; workloadHard: Record<string, string> },
 ): VirtualCluster {
   const vc: VirtualCluster = {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'VirtualCluster',
     metadata: { name, namespace, uid: `${name}-uid`, generation: 1 },
     spec: { cellRef: { name: resolved?.cellName ?? 'cell1' }, classRef: { name: 'small' } },

@@ -9,6 +9,7 @@
 // `kubecell.io/machine-profile=<profile>`, `kubecell.io/pool=<pool>`) are taken from the pool,
 // and the result says so (`labelSource: 'pool'`).
 import { parse } from 'yaml';
+import { API_VERSION } from '../../hooks/api/kinds.js';
 import { isJsonObject } from '../../hooks/json/json.js';
 import { KubeClient, isNotFound, resourcePath, type KubeObject } from './kube-client.js';
 import { DEFAULT_NODE_CAPACITY, loopbackAddressFor, type NodeRegistration } from './kubelet.js';
@@ -145,7 +146,7 @@ export async function poolNodeLabels(
   const poolName = labels['kubecell.io/pool'] ?? owner?.name;
   if (!poolName) return undefined;
   const pool = await client.find(
-    resourcePath({ apiVersion: 'kubecell.io/v1alpha1', resource: 'gpucellpools', name: poolName }),
+    resourcePath({ apiVersion: API_VERSION, resource: 'gpucellpools', name: poolName }),
   );
   const uid = labels['controller-uid'] ?? owner?.uid ?? pool?.metadata.uid;
   const profile = (pool?.spec as { machineProfile?: string } | undefined)?.machineProfile;

@@ -14,6 +14,7 @@
 //   runs and its cell's Node joins;
 // - optionally (cluster-api-crds.ts), permissive stand-in CRDs for the Cluster API template and
 //   infrastructure kinds the shared upstream CRDs lack (`clusterAPIStandInCrds`).
+import { API_VERSION } from '../../hooks/api/kinds.js';
 import { DEFAULT_CELL_CONFIG } from '../../hooks/cell/config.js';
 import { ClusterAPISimulator, type ClusterAPISimulatorOptions } from './cluster-api.js';
 import { ensureClusterAPIStandInCrds } from './cluster-api-crds.js';
@@ -166,7 +167,7 @@ export async function startSimulation(
     try {
       cells = await client.list<CellObject>(
         resourcePath({
-          apiVersion: 'kubecell.io/v1alpha1',
+          apiVersion: API_VERSION,
           resource: 'cells',
           namespace: cellNamespace,
         }),
