@@ -12,7 +12,7 @@
  * the server refuses to start rather than apply a baseline nobody asked for.
  */
 import { isIP } from 'node:net';
-import { ConfigError } from '../config/env-reader.js';
+import { EnvReader, type NamespacedName } from '../config/env-reader.js';
 
 export const POD_SECURITY_LEVELS = ['privileged', 'baseline', 'restricted'] as const;
 export type PodSecurityLevel = (typeof POD_SECURITY_LEVELS)[number];
@@ -45,7 +45,70 @@ export const DEFAULT_HOST_NAMESPACE_CONFIG: Readonly<HostNamespaceConfig> = Obje
   k3kNamespace: 'k3k-system',
 });
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** `KUBECELL_K3K_CONTROLLER`'s default, as the env reader takes it. */
+const DEFAULT_K3K_CONTROLLER: NamespacedName = {
+  namespace: DEFAULT_HOST_NAMESPACE_CONFIG.k3kNamespace,
+  name: 'k3k',
+};
+
+/** Reads the settings; throws a `ConfigError` listing every invalid variable. */
+export function loadHostNamespaceConfig(env: NodeJS.ProcessEnv = process.env): HostNamespaceConfig {
+  const reader = new EnvReader(env);
+  const config: HostNamespaceConfig = {
+    podSecurityLevel: podSecurityLevel(reader),
+    egressCidrs: cidrList(
+      reader,
+      'KUBECELL_HOST_EGRESS_CIDRS',
+      'no egress beyond DNS and the namespace itself',
+    ),
+    apiClientCidrs: cidrList(
+      reader,
+      'KUBECELL_API_CLIENT_CIDRS',
+      "no client of the API NodePort (only the namespace's own pods and the k3k controller)",
+    ),
+    // The same variable the Cell controller reads (hooks/cell/config.ts): k3k's controller runs
+    // in its namespace.
+    k3kNamespace: reader.namespacedName('KUBECELL_K3K_CONTROLLER', DEFAULT_K3K_CONTROLLER)
+      .namespace,
+  };
+  reader.finish();
+  return config;
+}
+
+function podSecurityLevel(reader: EnvReader): PodSecurityLevel {
+  const name = 'KUBECELL_PSA_LEVEL';
+  const level = reader.text(name, HOST_NAMESPACE_DEFAULTS[name]);
+  if ((POD_SECURITY_LEVELS as readonly string[]).includes(level)) return level as PodSecurityLevel;
+  reader.problem(
+    `${name}="${level}": expected one of ${POD_SECURITY_LEVELS.join(', ')} ` +
+      '(the Pod Security Standard level of host namespaces)',
+  );
+  return DEFAULT_HOST_NAMESPACE_CONFIG.podSecurityLevel;
+}
+
+/** A comma-separated list of CIDRs, or `none` (an empty list, which allows `noneMeans`). */
+function cidrList(
+  reader: EnvReader,
+  name: 'KUBECELL_HOST_EGRESS_CIDRS' | 'KUBECELL_API_CLIENT_CIDRS',
+  noneMeans: string,
+): string[] {
+  const text = reader.text(name, HOST_NAMESPACE_DEFAULTS[name]);
+  if (text === 'none') return [];
+  const list = text
+    .split(',')
+    .map((cidr) => cidr.trim())
+    .filter((cidr) => cidr !== '');
+  if (list.length === 0) {
+    reader.problem(`${name}="${text}": no CIDR given; write none to allow ${noneMeans}`);
+  }
+  for (const cidr of list) {
+    const problem = cidrProblem(cidr);
+    if (problem) {
+      reader.problem(`${name}: ${problem}; give a comma-separated list of CIDRs, or none`);
+    }
+  }
+  return [...new Set(list)];
+}
 
 /** `10.0.0.0/8` or `fd00::/8`; returns a problem, or undefined when the CIDR is valid. */
 function cidrProblem(cidr: string): string | undefined {
@@ -57,73 +120,4 @@ function cidrProblem(cidr: string): string | undefined {
   const max = family === 4 ? 32 : 128;
   if (Number(prefix) > max) return `"${cidr}": the prefix length is at most ${max}`;
   return undefined;
-}
-
-/** Reads the settings; throws a `ConfigError` listing every invalid variable. */
-export function loadHostNamespaceConfig(env: NodeJS.ProcessEnv = process.env): HostNamespaceConfig {
-  const problems: string[] = [];
-  const read = (name: keyof typeof HOST_NAMESPACE_DEFAULTS): string => {
-    const value = env[name]?.trim();
-    return value === undefined || value === '' ? HOST_NAMESPACE_DEFAULTS[name] : value;
-  };
-
-  const level = read('KUBECELL_PSA_LEVEL');
-  const isLevel = (POD_SECURITY_LEVELS as readonly string[]).includes(level);
-  if (!isLevel) {
-    problems.push(
-      `KUBECELL_PSA_LEVEL="${level}": expected one of ${POD_SECURITY_LEVELS.join(', ')} ` +
-        '(the Pod Security Standard level of host namespaces)',
-    );
-  }
-
-  const cidrs = (
-    name: 'KUBECELL_HOST_EGRESS_CIDRS' | 'KUBECELL_API_CLIENT_CIDRS',
-    noneMeans: string,
-  ): string[] => {
-    const text = read(name);
-    const list =
-      text === 'none'
-        ? []
-        : text
-            .split(',')
-            .map((cidr) => cidr.trim())
-            .filter((cidr) => cidr !== '');
-    if (text !== 'none' && list.length === 0) {
-      problems.push(`${name}="${text}": no CIDR given; write none to allow ${noneMeans}`);
-    }
-    for (const cidr of list) {
-      const problem = cidrProblem(cidr);
-      if (problem) {
-        problems.push(`${name}: ${problem}; give a comma-separated list of CIDRs, or none`);
-      }
-    }
-    return [...new Set(list)];
-  };
-  const egressCidrs = cidrs(
-    'KUBECELL_HOST_EGRESS_CIDRS',
-    'no egress beyond DNS and the namespace itself',
-  );
-  const apiClientCidrs = cidrs(
-    'KUBECELL_API_CLIENT_CIDRS',
-    "no client of the API NodePort (only the namespace's own pods and the k3k controller)",
-  );
-
-  // The same variable the Cell controller reads (hooks/cell/config.ts): k3k's controller runs in
-  // its namespace.
-  const controller = read('KUBECELL_K3K_CONTROLLER');
-  const [k3kNamespace, controllerName, extra] = controller.split('/');
-  if (!k3kNamespace || !controllerName || extra !== undefined || !DNS_LABEL.test(k3kNamespace)) {
-    problems.push(
-      `KUBECELL_K3K_CONTROLLER=${JSON.stringify(controller)} is not <namespace>/<name>; set it ` +
-        `like ${HOST_NAMESPACE_DEFAULTS.KUBECELL_K3K_CONTROLLER} (the default)`,
-    );
-  }
-
-  if (problems.length > 0) throw new ConfigError(problems);
-  return {
-    podSecurityLevel: level as PodSecurityLevel,
-    egressCidrs,
-    apiClientCidrs,
-    k3kNamespace: k3kNamespace ?? DEFAULT_HOST_NAMESPACE_CONFIG.k3kNamespace,
-  };
 }

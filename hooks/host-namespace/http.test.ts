@@ -11,7 +11,7 @@ import { productApp } from '../controllers/testing.js';
 import { RESPONSE_FIELDS, type KubernetesObject } from '../metacontroller/protocol.js';
 import { loadFixture, type DecoratorHookBody } from '../metacontroller/testing.js';
 import type { Namespace } from '../kube/objects.js';
-import { FINALIZE_RESYNC_SECONDS } from './hooks.js';
+import { FINALIZE_RESYNC_SECONDS } from './sync.js';
 import {
   applyResponse,
   decoratorRequest,

@@ -80,6 +80,56 @@ export function renderNetworkPolicies(
   namespace: string,
   config: HostNamespaceConfig,
 ): NetworkPolicy[] {
+  return [
+    denyIngressPolicy(namespace),
+    allowSameNamespacePolicy(namespace),
+    allowApiServerPolicy(namespace, config),
+    egressPolicy(namespace, config),
+  ];
+}
+
+function denyIngressPolicy(namespace: string): NetworkPolicy {
+  return policy(namespace, POLICY_NAMES.denyIngress, {
+    podSelector: ALL_PODS,
+    policyTypes: ['Ingress'],
+  });
+}
+
+function allowSameNamespacePolicy(namespace: string): NetworkPolicy {
+  return policy(namespace, POLICY_NAMES.allowSameNamespace, {
+    podSelector: ALL_PODS,
+    policyTypes: ['Ingress'],
+    ingress: [{ from: [{ podSelector: ALL_PODS }] }],
+  });
+}
+
+function allowApiServerPolicy(namespace: string, config: HostNamespaceConfig): NetworkPolicy {
+  return policy(namespace, POLICY_NAMES.allowApiServer, {
+    podSelector: {
+      matchLabels: { role: K3K_SERVER_ROLE },
+      matchExpressions: [
+        { key: K3K_CLUSTER_LABEL, operator: 'Exists' },
+        { key: K3K_TENANT_POD_LABEL, operator: 'DoesNotExist' },
+      ],
+    },
+    policyTypes: ['Ingress'],
+    ingress: [
+      {
+        from: [
+          {
+            namespaceSelector: {
+              matchLabels: { 'kubernetes.io/metadata.name': config.k3kNamespace },
+            },
+          },
+          ...config.apiClientCidrs.map((cidr) => ({ ipBlock: { cidr } })),
+        ],
+        ports: [{ protocol: 'TCP', port: K3K_API_PORT }],
+      },
+    ],
+  });
+}
+
+function egressPolicy(namespace: string, config: HostNamespaceConfig): NetworkPolicy {
   const egress: PolicyRule[] = [
     {
       to: [
@@ -100,43 +150,9 @@ export function renderNetworkPolicies(
   if (config.egressCidrs.length > 0) {
     egress.push({ to: config.egressCidrs.map((cidr) => ({ ipBlock: { cidr } })) });
   }
-  return [
-    policy(namespace, POLICY_NAMES.denyIngress, {
-      podSelector: ALL_PODS,
-      policyTypes: ['Ingress'],
-    }),
-    policy(namespace, POLICY_NAMES.allowSameNamespace, {
-      podSelector: ALL_PODS,
-      policyTypes: ['Ingress'],
-      ingress: [{ from: [{ podSelector: ALL_PODS }] }],
-    }),
-    policy(namespace, POLICY_NAMES.allowApiServer, {
-      podSelector: {
-        matchLabels: { role: K3K_SERVER_ROLE },
-        matchExpressions: [
-          { key: K3K_CLUSTER_LABEL, operator: 'Exists' },
-          { key: K3K_TENANT_POD_LABEL, operator: 'DoesNotExist' },
-        ],
-      },
-      policyTypes: ['Ingress'],
-      ingress: [
-        {
-          from: [
-            {
-              namespaceSelector: {
-                matchLabels: { 'kubernetes.io/metadata.name': config.k3kNamespace },
-              },
-            },
-            ...config.apiClientCidrs.map((cidr) => ({ ipBlock: { cidr } })),
-          ],
-          ports: [{ protocol: 'TCP', port: K3K_API_PORT }],
-        },
-      ],
-    }),
-    policy(namespace, POLICY_NAMES.egress, {
-      podSelector: ALL_PODS,
-      policyTypes: ['Egress'],
-      egress,
-    }),
-  ];
+  return policy(namespace, POLICY_NAMES.egress, {
+    podSelector: ALL_PODS,
+    policyTypes: ['Egress'],
+    egress,
+  });
 }

@@ -110,3 +110,13 @@ export function labelsToRemove(
     (mode) => recorded[mode] !== undefined && labels[podSecurityLabel(mode)] === recorded[mode],
   ).map(podSecurityLabel);
 }
+
+/** `labelsToRemove` as the decorator's label update: each label mapped to null. */
+export function clearedLabels(
+  labels: Readonly<Record<string, string>>,
+  annotations: Readonly<Record<string, string>>,
+): Record<string, null> {
+  const update: Record<string, null> = {};
+  for (const key of labelsToRemove(labels, annotations)) update[key] = null;
+  return update;
+}

@@ -7,7 +7,7 @@ import {
   loadFixture,
   type DecoratorHookBody,
 } from '../metacontroller/testing.js';
-import { NETWORK_POLICY_KEY } from './hooks.js';
+import { NETWORK_POLICY_KEY } from './sync.js';
 
 export const NOW = new Date('2026-11-30T00:00:00Z');
 
