@@ -14,12 +14,13 @@ import {
 import { describeFailure } from '../kube/api-failure.js';
 import { requestDeadline } from '../kube/request-deadline.js';
 import { GROUP, KINDS, VERSION } from '../api/kinds.js';
+import { isJsonObject } from '../json/json.js';
 
 /** A Cell or VirtualNodeClass as the apiserver returned it, read without trusting its shape. */
 function placementTarget(object: unknown): PlacementTargetSummary | undefined {
-  if (!isObject(object) || !isObject(object.metadata)) return undefined;
+  if (!isJsonObject(object) || !isJsonObject(object.metadata)) return undefined;
   const { name, namespace, uid } = object.metadata;
-  const spec = isObject(object.spec) ? object.spec : undefined;
+  const spec = isJsonObject(object.spec) ? object.spec : undefined;
   return {
     metadata: {
       name: typeof name === 'string' ? name : '',
@@ -88,11 +89,7 @@ export class LookupError extends Error {
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** The message of an apiserver's answer: its Status `message`, else the start of the body. */
+/** The apiserver answered 404 Not Found. */
 function isNotFound(err: unknown): boolean {
   return err instanceof ApiException && err.code === 404;
 }
@@ -100,9 +97,27 @@ function isNotFound(err: unknown): boolean {
 export interface KubernetesLookupOptions {
   /**
    * Aborts a request the apiserver has not answered after this long, so that none lingers.
-   * The admission rules give up on a lookup sooner (rules.ts, DEFAULT_LOOKUP_TIMEOUT_MS).
+   * The admission rules give up on a lookup sooner (cross-object.ts, DEFAULT_LOOKUP_TIMEOUT_MS).
    */
   requestTimeoutMs?: number;
+}
+
+/** The clients of a real lookup and the deadline of each request. */
+interface KubeReader {
+  core: CoreV1Api;
+  custom: CustomObjectsApi;
+  requestTimeoutMs: number;
+}
+
+function withDeadline(reader: KubeReader) {
+  return requestDeadline(reader.requestTimeoutMs);
+}
+
+/** A request aborted by its deadline says so; other failures pass as they are. */
+function failure(reader: KubeReader, err: unknown): unknown {
+  return err instanceof Error && err.name === 'AbortError'
+    ? new Error(`no answer within ${reader.requestTimeoutMs} ms`, { cause: err })
+    : err;
 }
 
 /** The lookup against a real apiserver, with the credentials of `kubeConfig` (kube-api.ts). */
@@ -110,73 +125,92 @@ export function createKubernetesLookup(
   kubeConfig: KubeConfig,
   { requestTimeoutMs = 10_000 }: KubernetesLookupOptions = {},
 ): ClusterLookup {
-  const core = kubeConfig.makeApiClient(CoreV1Api);
-  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
-  const plural = KINDS.VirtualCluster.plural;
-  const withDeadline = () => requestDeadline(requestTimeoutMs);
-  const failure = (err: unknown): unknown =>
-    err instanceof Error && err.name === 'AbortError'
-      ? new Error(`no answer within ${requestTimeoutMs} ms`, { cause: err })
-      : err;
-  return {
-    async namespaceLabels(name) {
-      try {
-        const namespace = await core.readNamespace({ name }, withDeadline());
-        return namespace.metadata?.labels ?? {};
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw new LookupError(`reading Namespace ${JSON.stringify(name)}`, failure(err));
-      }
-    },
-    async listVirtualClusters({ namespace, labelSelector }) {
-      const where =
-        namespace === undefined ? 'all namespaces' : `namespace ${JSON.stringify(namespace)}`;
-      const selected = labelSelector === undefined ? '' : ` with label ${labelSelector}`;
-      try {
-        const list = (await (namespace === undefined
-          ? custom.listClusterCustomObject(
-              { group: GROUP, version: VERSION, plural, labelSelector },
-              withDeadline(),
-            )
-          : custom.listNamespacedCustomObject(
-              { group: GROUP, version: VERSION, namespace, plural, labelSelector },
-              withDeadline(),
-            ))) as { items?: VirtualClusterSummary[] };
-        return list.items ?? [];
-      } catch (err) {
-        throw new LookupError(`listing VirtualClusters in ${where}${selected}`, failure(err));
-      }
-    },
-    async getCell(namespace, name) {
-      try {
-        return placementTarget(
-          await custom.getNamespacedCustomObject(
-            { group: GROUP, version: VERSION, namespace, plural: KINDS.Cell.plural, name },
-            withDeadline(),
-          ),
-        );
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw new LookupError(
-          `reading Cell ${JSON.stringify(name)} in namespace ${JSON.stringify(namespace)}`,
-          failure(err),
-        );
-      }
-    },
-    async getVirtualNodeClass(name) {
-      try {
-        return placementTarget(
-          await custom.getClusterCustomObject(
-            { group: GROUP, version: VERSION, plural: KINDS.VirtualNodeClass.plural, name },
-            withDeadline(),
-          ),
-        );
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw new LookupError(`reading VirtualNodeClass ${JSON.stringify(name)}`, failure(err));
-      }
-    },
+  const reader: KubeReader = {
+    core: kubeConfig.makeApiClient(CoreV1Api),
+    custom: kubeConfig.makeApiClient(CustomObjectsApi),
+    requestTimeoutMs,
   };
+  return {
+    namespaceLabels: (name) => readNamespaceLabels(reader, name),
+    listVirtualClusters: (options) => listVirtualClusters(reader, options),
+    getCell: (namespace, name) => readCell(reader, namespace, name),
+    getVirtualNodeClass: (name) => readVirtualNodeClass(reader, name),
+  };
+}
+
+async function readNamespaceLabels(
+  reader: KubeReader,
+  name: string,
+): Promise<Record<string, string> | undefined> {
+  try {
+    const namespace = await reader.core.readNamespace({ name }, withDeadline(reader));
+    return namespace.metadata?.labels ?? {};
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw new LookupError(`reading Namespace ${JSON.stringify(name)}`, failure(reader, err));
+  }
+}
+
+async function listVirtualClusters(
+  reader: KubeReader,
+  { namespace, labelSelector }: ListOptions,
+): Promise<VirtualClusterSummary[]> {
+  const where =
+    namespace === undefined ? 'all namespaces' : `namespace ${JSON.stringify(namespace)}`;
+  const selected = labelSelector === undefined ? '' : ` with label ${labelSelector}`;
+  const plural = KINDS.VirtualCluster.plural;
+  try {
+    const list = (await (namespace === undefined
+      ? reader.custom.listClusterCustomObject(
+          { group: GROUP, version: VERSION, plural, labelSelector },
+          withDeadline(reader),
+        )
+      : reader.custom.listNamespacedCustomObject(
+          { group: GROUP, version: VERSION, namespace, plural, labelSelector },
+          withDeadline(reader),
+        ))) as { items?: VirtualClusterSummary[] };
+    return list.items ?? [];
+  } catch (err) {
+    throw new LookupError(`listing VirtualClusters in ${where}${selected}`, failure(reader, err));
+  }
+}
+
+async function readCell(
+  reader: KubeReader,
+  namespace: string,
+  name: string,
+): Promise<PlacementTargetSummary | undefined> {
+  try {
+    return placementTarget(
+      await reader.custom.getNamespacedCustomObject(
+        { group: GROUP, version: VERSION, namespace, plural: KINDS.Cell.plural, name },
+        withDeadline(reader),
+      ),
+    );
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw new LookupError(
+      `reading Cell ${JSON.stringify(name)} in namespace ${JSON.stringify(namespace)}`,
+      failure(reader, err),
+    );
+  }
+}
+
+async function readVirtualNodeClass(
+  reader: KubeReader,
+  name: string,
+): Promise<PlacementTargetSummary | undefined> {
+  try {
+    return placementTarget(
+      await reader.custom.getClusterCustomObject(
+        { group: GROUP, version: VERSION, plural: KINDS.VirtualNodeClass.plural, name },
+        withDeadline(reader),
+      ),
+    );
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw new LookupError(`reading VirtualNodeClass ${JSON.stringify(name)}`, failure(reader, err));
+  }
 }
 
 /** Objects known in advance, for tests and offline checks. */

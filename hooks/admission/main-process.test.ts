@@ -8,12 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import type { AdmissionReview } from './review.js';
-import {
-  admissionReview,
-  sample,
-  selfSignedCertificate,
-  type TestCertificate,
-} from './testing.js';
+import { admissionReview, sample, selfSignedCertificate, type TestCertificate } from './testing.js';
 
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 

@@ -13,6 +13,7 @@
  * an `add` for a missing one.
  */
 import type { KindName } from '../api/kinds.js';
+import { isJsonObject } from '../json/json.js';
 import { LABELS, isLabelValue } from '../kube/labels.js';
 import { pathValue, provisionerLabelFor } from './rules.js';
 
@@ -29,10 +30,6 @@ export const LABELLED_KINDS: readonly KindName[] = [
 /** One JSON Pointer token (RFC 6901): `~` → `~0`, `/` → `~1`. */
 export function escapePointerToken(token: string): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -58,11 +55,12 @@ export function desiredLabels(kind: string, object: unknown): Record<string, str
 /** The JSON Patch that gives `object` its desired labels; empty when it has them already. */
 export function labelPatch(kind: string, object: unknown): JsonPatchOperation[] {
   const desired = desiredLabels(kind, object);
-  if (Object.keys(desired).length === 0 || !isObject(object)) return [];
+  if (Object.keys(desired).length === 0 || !isJsonObject(object)) return [];
   const metadata = object.metadata;
-  if (!isObject(metadata)) return [{ op: 'add', path: '/metadata', value: { labels: desired } }];
+  if (!isJsonObject(metadata))
+    return [{ op: 'add', path: '/metadata', value: { labels: desired } }];
   const labels = metadata.labels;
-  if (!isObject(labels)) return [{ op: 'add', path: '/metadata/labels', value: desired }];
+  if (!isJsonObject(labels)) return [{ op: 'add', path: '/metadata/labels', value: desired }];
   const patch: JsonPatchOperation[] = [];
   for (const [key, value] of Object.entries(desired)) {
     if (labels[key] === value) continue;
@@ -86,7 +84,8 @@ export function applyLabelPatch<T>(object: T, patch: readonly JsonPatchOperation
     const last = tokens.pop();
     let target = copy;
     for (const token of tokens) target = (target as Record<string, unknown>)[token];
-    if (!isObject(target) || last === undefined) throw new Error(`cannot apply ${operation.path}`);
+    if (!isJsonObject(target) || last === undefined)
+      throw new Error(`cannot apply ${operation.path}`);
     if (operation.op === 'replace' && !(last in target)) {
       throw new Error(`cannot replace missing ${operation.path}`);
     }

@@ -4,6 +4,7 @@
  * mutating).
  */
 import { boundMessage, echo, quoted } from '../json/echo.js';
+import { isJsonObject } from '../json/json.js';
 import { causeMessage, type FieldError } from '../api/field-errors.js';
 import { GROUP } from '../api/kinds.js';
 
@@ -62,10 +63,6 @@ export interface AdmissionReview {
 
 export type ParsedReview = { ok: true; request: AdmissionRequest } | { ok: false; message: string };
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** A field of an untrusted body, for a message: a string cut short, or only its JSON type. */
 function shown(value: unknown): string {
   if (typeof value === 'string') return quoted(value, 100);
@@ -82,7 +79,7 @@ function optionalString(value: unknown): string | undefined {
  * is needed to answer at all. Anything wrong past that point is answered with a denial.
  */
 export function parseAdmissionReview(body: unknown): ParsedReview {
-  if (!isObject(body)) {
+  if (!isJsonObject(body)) {
     return { ok: false, message: 'request body must be an AdmissionReview object' };
   }
   if (body.kind !== 'AdmissionReview') {
@@ -100,7 +97,8 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
     };
   }
   const request = body.request;
-  if (!isObject(request)) return { ok: false, message: 'AdmissionReview has no request object' };
+  if (!isJsonObject(request))
+    return { ok: false, message: 'AdmissionReview has no request object' };
   if (typeof request.uid !== 'string' || request.uid === '') {
     return { ok: false, message: 'AdmissionReview request.uid is required (a non-empty string)' };
   }
@@ -114,7 +112,7 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
         `sends a UUID, and at most ${MAX_UID_CHARS} characters are accepted`,
     };
   }
-  const kind = isObject(request.kind) ? request.kind : undefined;
+  const kind = isJsonObject(request.kind) ? request.kind : undefined;
   return {
     ok: true,
     request: {

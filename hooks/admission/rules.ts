@@ -1,8 +1,9 @@
 /**
  * The admission rules that JSON Schema and CEL cannot express because they need the request's
  * namespace or other objects (DESIGN.md §4). Each rule is a pure function over what it needs, so
- * `kubecell validate` can apply the ones it can answer offline; `crossObjectRules` gathers the
- * inputs through a `ClusterLookup`.
+ * `kubecell validate` can apply the ones it can answer offline; `requestRules` applies those that
+ * need only the request, and `crossObjectRules` (cross-object.ts) gathers the inputs of the others
+ * through a `ClusterLookup`.
  *
  *   - A Cell lives only in the controller namespace.
  *   - A Cell's spec.managedClusterRef.name and spec.machineProfile.name are immutable while a
@@ -21,19 +22,13 @@
  * VirtualCluster refs immutability and the GPUCellPool claim rules are CEL rules of the schemas.
  */
 import { evaluateSelector, formatSelector } from '../feasibility/namespace-selector.js';
-import { LABELS, PROVISIONER_LABEL_VALUES, isLabelValue } from '../kube/labels.js';
+import { LABELS, PROVISIONER_LABEL_VALUES } from '../kube/labels.js';
 import { fieldError, type FieldError } from '../api/field-errors.js';
 import type { KindName } from '../api/kinds.js';
-import {
-  LookupError,
-  type ClusterLookup,
-  type PlacementTargetSummary,
-  type VirtualClusterSummary,
-} from './lookup.js';
+import { isJsonObject } from '../json/json.js';
+import type { PlacementTargetSummary, VirtualClusterSummary } from './lookup.js';
 
 export const DEFAULT_CONTROLLER_NAMESPACE = 'kubecell-system';
-/** Budget for one lookup: the webhook configuration's timeoutSeconds is 10. */
-export const DEFAULT_LOOKUP_TIMEOUT_MS = 4000;
 /** How many objects a message names before it says "and N more". */
 const MAX_NAMED = 5;
 
@@ -50,25 +45,14 @@ export interface RuleInput {
   controllerNamespace: string;
 }
 
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** `object.a.b.c` when every step is an object; undefined otherwise. */
 export function pathValue(object: unknown, ...path: string[]): unknown {
   let value: unknown = object;
   for (const key of path) {
-    if (!isObject(value)) return undefined;
+    if (!isJsonObject(value)) return undefined;
     value = value[key];
   }
   return value;
-}
-
-function nameOf(object: unknown): string | undefined {
-  const name = pathValue(object, 'metadata', 'name');
-  return typeof name === 'string' && name !== '' ? name : undefined;
 }
 
 function named(items: readonly string[]): string {
@@ -268,26 +252,7 @@ export function cellInUseErrors(
   );
 }
 
-// ---------- gathering the inputs ----------
-
-function withTimeout<T>(what: string, timeoutMs: number, run: () => Promise<T>): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new LookupError(what, new Error(`no answer within ${timeoutMs} ms`))),
-      timeoutMs,
-    );
-    run().then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err instanceof LookupError ? err : new LookupError(what, err));
-      },
-    );
-  });
-}
+// ---------- applied to one request ----------
 
 /**
  * The rules that need only the request. A Cell's namespace is checked on CREATE only: it cannot
@@ -307,125 +272,4 @@ export function requestRules(input: RuleInput): FieldError[] {
     return error ? [error] : [];
   }
   return [];
-}
-
-export interface CrossObjectOptions {
-  lookup: ClusterLookup;
-  timeoutMs?: number;
-}
-
-/**
- * The rules of one CREATE or UPDATE that read other objects. Lookups are made
- * only when a rule needs them (a Cell update that leaves its frozen fields alone reads nothing).
- * Throws a `LookupError` when a lookup fails: the caller must deny, the rule was not checked.
- */
-export async function crossObjectRules(
-  input: RuleInput,
-  { lookup, timeoutMs = DEFAULT_LOOKUP_TIMEOUT_MS }: CrossObjectOptions,
-): Promise<FieldError[]> {
-  const errors: FieldError[] = [];
-  const push = (error: FieldError | undefined): void => {
-    if (error) errors.push(error);
-  };
-  const { kind, operation, object, namespace } = input;
-  const name = nameOf(object);
-
-  if (kind === 'Cell') {
-    if (operation === 'UPDATE' && input.oldObject !== undefined) {
-      const oldObject = input.oldObject;
-      const cellName = nameOf(oldObject) ?? name;
-      if (changedFrozenCellFields(object, oldObject).length > 0 && isLabelValue(cellName)) {
-        const selector = `${LABELS.cell}=${cellName}`;
-        const candidates = await withTimeout(
-          `listing VirtualClusters with label ${selector}`,
-          timeoutMs,
-          () => lookup.listVirtualClusters({ labelSelector: selector }),
-        );
-        const uid = pathValue(oldObject, 'metadata', 'uid');
-        const resolvers = candidates.filter((vc) =>
-          resolvesCell(vc, cellName, typeof uid === 'string' ? uid : undefined),
-        );
-        errors.push(...cellInUseErrors(object, oldObject, resolvers));
-      }
-    }
-  }
-
-  if ((kind === 'VirtualCluster' || kind === 'VirtualClusterPlan') && namespace !== undefined) {
-    const creating = operation === 'CREATE';
-    // A plan's refs may be edited (a new generation is evaluated again); a VirtualCluster's are
-    // immutable (CEL). An update that leaves the refs alone reads nothing.
-    const refs = placementRefs(object).filter(
-      (ref) =>
-        creating ||
-        (kind === 'VirtualClusterPlan' &&
-          input.oldObject !== undefined &&
-          pathValue(input.oldObject, ...ref.path) !== ref.name),
-    );
-    if (creating || refs.length > 0) {
-      // Every lookup at once: the webhook's whole budget is timeoutSeconds (10).
-      const [labels, others, targets] = await Promise.all([
-        withTimeout(`reading Namespace ${JSON.stringify(namespace)}`, timeoutMs, () =>
-          lookup.namespaceLabels(namespace),
-        ),
-        kind === 'VirtualCluster' && creating
-          ? withTimeout(
-              `listing VirtualClusters in namespace ${JSON.stringify(namespace)}`,
-              timeoutMs,
-              () => lookup.listVirtualClusters({ namespace }),
-            )
-          : undefined,
-        Promise.all(
-          refs.map(async (ref): Promise<PlacementTarget> => ({
-            kind: ref.kind,
-            field: ref.field,
-            name: ref.name,
-            object: await (ref.kind === 'Cell'
-              ? withTimeout(
-                  `reading Cell ${JSON.stringify(ref.name)} in namespace ${JSON.stringify(input.controllerNamespace)}`,
-                  timeoutMs,
-                  () => lookup.getCell(input.controllerNamespace, ref.name),
-                )
-              : withTimeout(`reading VirtualNodeClass ${JSON.stringify(ref.name)}`, timeoutMs, () =>
-                  lookup.getVirtualNodeClass(ref.name),
-                )),
-          })),
-        ),
-      ]);
-      const notHost = creating ? hostNamespaceError(kind, namespace, labels) : undefined;
-      push(notHost);
-      if (others !== undefined) push(namespaceTakenError(namespace, name, others));
-      // In a namespace that is no host namespace the selectors would only add noise: the
-      // platform has not opted it in at all.
-      if (notHost === undefined) {
-        for (const target of targets) {
-          push(namespaceNotAllowedError(kind, namespace, labels, target));
-        }
-      }
-    }
-  }
-  return errors;
-}
-
-const OBJECT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/**
- * The Cell and class a VirtualCluster or plan names, when the name is one an object can have (the
- * schema reports any other, and nothing is looked up under it).
- */
-function placementRefs(object: unknown): Array<{
-  kind: PlacementTarget['kind'];
-  field: string;
-  path: readonly string[];
-  name: string;
-}> {
-  const refs = [
-    { kind: 'Cell', field: 'spec.cellRef.name', path: ['spec', 'cellRef', 'name'] },
-    { kind: 'VirtualNodeClass', field: 'spec.classRef.name', path: ['spec', 'classRef', 'name'] },
-  ] as const;
-  return refs.flatMap((ref) => {
-    const name = pathValue(object, ...ref.path);
-    return typeof name === 'string' && name.length <= 253 && OBJECT_NAME.test(name)
-      ? [{ ...ref, name }]
-      : [];
-  });
 }

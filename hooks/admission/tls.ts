@@ -112,74 +112,22 @@ export function describeCertificate(pem: string): Record<string, string> {
 /** Starts the HTTPS server; rejects with a TlsError or the listen error when it cannot serve. */
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const { tls: files, logger } = options;
-  let current = await readPair(files);
-  checkPair(current, files);
+  const first = await readPair(files);
+  checkPair(first, files);
 
   // The apiserver keeps idle connections to webhooks for 90 s; the keep-alive timeout outlives
   // them, while a request must arrive within the deadlines (hooks/server/deadlines.ts).
   const server = createServer(
     {
-      ...current,
+      ...first,
       minVersion: MIN_TLS_VERSION,
       ...deadlineServerOptions(options.deadlines ?? DEFAULT_DEADLINES),
     },
     options.app,
   );
+  await listen(server, options.port, options.host);
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
-    server.once('error', onError);
-    server.listen(options.port, options.host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-
-  let lastRejected: string | undefined;
-  let busy: Promise<boolean> | undefined;
-
-  const reloadNow = async (): Promise<boolean> => {
-    let next: KeyPair;
-    try {
-      next = await readPair(files);
-    } catch (err) {
-      // Mid-swap, a file can be briefly missing; the next poll sees the new one.
-      const message = (err as Error).message;
-      if (message !== lastRejected)
-        logger.warn('webhook certificate not reloaded', { error: message });
-      lastRejected = message;
-      return false;
-    }
-    if (next.cert === current.cert && next.key === current.key) return false;
-    const fingerprint = createHash('sha256').update(next.cert).update(next.key).digest('hex');
-    try {
-      checkPair(next, files);
-      server.setSecureContext({ ...next, minVersion: MIN_TLS_VERSION });
-    } catch (err) {
-      if (fingerprint !== lastRejected) {
-        logger.warn('webhook certificate not reloaded; still serving the previous one', {
-          error: (err as Error).message,
-        });
-      }
-      lastRejected = fingerprint;
-      return false;
-    }
-    current = next;
-    lastRejected = undefined;
-    logger.info('webhook certificate reloaded', {
-      certFile: files.certFile,
-      ...describeCertificate(next.cert),
-    });
-    return true;
-  };
-
-  const reload = (): Promise<boolean> => {
-    busy ??= reloadNow().finally(() => {
-      busy = undefined;
-    });
-    return busy;
-  };
-
+  const reload = certificateReloader(server, files, first, logger);
   const timer = setInterval(() => {
     void reload();
   }, options.pollIntervalMs ?? DEFAULT_TLS_POLL_INTERVAL_MS);
@@ -190,7 +138,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     port,
     certFile: files.certFile,
     keyFile: files.keyFile,
-    ...describeCertificate(current.cert),
+    ...describeCertificate(first.cert),
   });
 
   return {
@@ -207,5 +155,74 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     closeAllConnections() {
       server.closeAllConnections();
     },
+  };
+}
+
+function listen(server: Server, port: number, host: string | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+/**
+ * `reload()` of a server serving `first`: reads the files, and installs a pair that changed and
+ * loads. One reload at a time; a pair that was refused is logged once, not at every poll.
+ */
+function certificateReloader(
+  server: Server,
+  files: TlsFiles,
+  first: KeyPair,
+  logger: Logger,
+): () => Promise<boolean> {
+  let current = first;
+  let lastRejected: string | undefined;
+  let busy: Promise<boolean> | undefined;
+
+  const refused = (key: string, message: string, error: string): false => {
+    if (key !== lastRejected) logger.warn(message, { error });
+    lastRejected = key;
+    return false;
+  };
+
+  const reloadNow = async (): Promise<boolean> => {
+    let next: KeyPair;
+    try {
+      next = await readPair(files);
+    } catch (err) {
+      // Mid-swap, a file can be briefly missing; the next poll sees the new one.
+      const message = (err as Error).message;
+      return refused(message, 'webhook certificate not reloaded', message);
+    }
+    if (next.cert === current.cert && next.key === current.key) return false;
+    const fingerprint = createHash('sha256').update(next.cert).update(next.key).digest('hex');
+    try {
+      checkPair(next, files);
+      server.setSecureContext({ ...next, minVersion: MIN_TLS_VERSION });
+    } catch (err) {
+      return refused(
+        fingerprint,
+        'webhook certificate not reloaded; still serving the previous one',
+        (err as Error).message,
+      );
+    }
+    current = next;
+    lastRejected = undefined;
+    logger.info('webhook certificate reloaded', {
+      certFile: files.certFile,
+      ...describeCertificate(next.cert),
+    });
+    return true;
+  };
+
+  return () => {
+    busy ??= reloadNow().finally(() => {
+      busy = undefined;
+    });
+    return busy;
   };
 }

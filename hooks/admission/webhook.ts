@@ -3,21 +3,17 @@
  *
  *   - validate: CREATE and UPDATE of the five kinds are checked against the generated schema
  *     and its CEL rules (validate-object.ts) and the rules that need the request or other
- *     objects (rules.ts). DELETE and CONNECT are allowed. A failed lookup denies, saying so.
+ *     objects (rules.ts, cross-object.ts). DELETE and CONNECT are allowed. A failed lookup denies, saying so.
  *   - mutate: VirtualClusters and plans get the labels kubecell.io/cell and kubecell.io/class,
  *     GPUCellPools the label kubecell.io/provisioner (mutate.ts).
  */
 import { uniqueErrors } from '../api/field-errors.js';
 import { GROUP, KIND_NAMES, VERSION, isKindName, KINDS, type KindInfo } from '../api/kinds.js';
+import { isJsonObject } from '../json/json.js';
 import { LookupError, type ClusterLookup } from './lookup.js';
 import { labelPatch } from './mutate.js';
-import {
-  DEFAULT_CONTROLLER_NAMESPACE,
-  DEFAULT_LOOKUP_TIMEOUT_MS,
-  crossObjectRules,
-  requestRules,
-  type RuleInput,
-} from './rules.js';
+import { DEFAULT_LOOKUP_TIMEOUT_MS, crossObjectRules } from './cross-object.js';
+import { DEFAULT_CONTROLLER_NAMESPACE, requestRules, type RuleInput } from './rules.js';
 import {
   allow,
   deny,
@@ -32,10 +28,6 @@ export interface ValidateOptions {
   /** Where Cells live (KUBECELL_CONTROLLER_NAMESPACE). */
   controllerNamespace?: string;
   lookupTimeoutMs?: number;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 type Checked =
@@ -75,13 +67,13 @@ function check(request: AdmissionRequest): Checked {
       ),
     };
   }
-  if (!isObject(request.object)) {
+  if (!isJsonObject(request.object)) {
     return {
       ok: false,
       response: deny(uid, 400, 'BadRequest', `request.object is required for ${operation}`),
     };
   }
-  if (operation === 'UPDATE' && !isObject(request.oldObject)) {
+  if (operation === 'UPDATE' && !isJsonObject(request.oldObject)) {
     return {
       ok: false,
       response: deny(uid, 400, 'BadRequest', 'request.oldObject is required for UPDATE'),
@@ -94,7 +86,7 @@ function objectName(
   request: AdmissionRequest,
   object: Record<string, unknown>,
 ): string | undefined {
-  const name = isObject(object.metadata) ? object.metadata.name : undefined;
+  const name = isJsonObject(object.metadata) ? object.metadata.name : undefined;
   if (typeof name === 'string' && name !== '') return name;
   return request.name || undefined;
 }
@@ -110,7 +102,7 @@ export async function validateReview(
   const oldObject =
     operation === 'UPDATE' ? (request.oldObject as Record<string, unknown>) : undefined;
   const name = objectName(request, object);
-  const namespaceOfObject = isObject(object.metadata) ? object.metadata.namespace : undefined;
+  const namespaceOfObject = isJsonObject(object.metadata) ? object.metadata.namespace : undefined;
   const input: RuleInput = {
     operation,
     kind: info.kind,

@@ -9,6 +9,7 @@
  */
 import type { ErrorObject } from 'ajv';
 import { boundMessage, echo } from '../json/echo.js';
+import { isJsonObject } from '../json/json.js';
 import type { RuleViolation } from '../validation/cel-rules.js';
 import type { SchemaNode } from './kinds.js';
 
@@ -249,7 +250,7 @@ export function listTypeErrors(schema: SchemaNode, value: unknown, field = ''): 
     value.forEach((item, index) => {
       let identity: string | undefined;
       if (listType === 'set') identity = JSON.stringify(item);
-      else if (listType === 'map' && keys.length > 0 && isObject(item)) {
+      else if (listType === 'map' && keys.length > 0 && isJsonObject(item)) {
         identity = JSON.stringify(Object.fromEntries(keys.map((key) => [key, item[key]])));
       }
       if (identity !== undefined) {
@@ -262,16 +263,12 @@ export function listTypeErrors(schema: SchemaNode, value: unknown, field = ''): 
     });
     return out;
   }
-  if (!isObject(value)) return out;
+  if (!isJsonObject(value)) return out;
   for (const [key, child] of Object.entries(value)) {
     const next = step(field, schema, key);
     if (next.node) out.push(...listTypeErrors(next.node, child, next.path));
   }
   return out;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 // ---------- CEL ----------
@@ -290,7 +287,7 @@ function rulesOf(schema: SchemaNode): Map<string, RuleInfo> {
   rules = new Map();
   const visit = (node: unknown): void => {
     if (Array.isArray(node)) node.forEach(visit);
-    else if (isObject(node)) {
+    else if (isJsonObject(node)) {
       const list = node['x-kubernetes-validations'];
       if (Array.isArray(list)) {
         for (const rule of list as Array<{ rule: string; message?: string; reason?: string }>) {

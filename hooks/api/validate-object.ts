@@ -4,6 +4,7 @@
  * and the CEL rules of the generated schema through `evaluateRules`, the one CEL evaluation path
  * (transition rules only on update). The admission webhook and `kubecell validate` both use it.
  */
+import { isJsonObject } from '../json/json.js';
 import { evaluateRules } from '../validation/cel-rules.js';
 import {
   fieldError,
@@ -15,10 +16,6 @@ import {
   type FieldError,
 } from './field-errors.js';
 import type { KindInfo } from './kinds.js';
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Errors of `object` on its own: schema, list keys, then CEL (non-transition rules only). */
 function errorsOf(info: KindInfo, object: unknown, oldObject?: unknown): FieldError[] {
@@ -57,7 +54,7 @@ const SKIP_RULES_AFTER = new Set(['maxItems', 'maxProperties', 'maxLength', 'typ
 
 /** The only metadata the webhook checks itself: an object has a name (or generateName). */
 function metadataErrors(object: unknown): FieldError[] {
-  if (!isObject(object) || !isObject(object.metadata)) return [];
+  if (!isJsonObject(object) || !isJsonObject(object.metadata)) return [];
   const { name, generateName } = object.metadata;
   if (
     (typeof name === 'string' && name !== '') ||
