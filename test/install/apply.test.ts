@@ -14,12 +14,13 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { startControlPlane, type ControlPlane } from '../cluster/control-plane.js';
 import { installKubeCellApi, kubectlOk } from '../cluster/kubecell.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from '../cluster/shared-cluster.js';
-import { GPUCELLPOOL_COMPONENTS, findObject, isObject, repoRoot, type Json } from './support.js';
+import { isJsonObject } from '../../hooks/json/json.js';
+import { GPUCELLPOOL_COMPONENTS, findObject, repoRoot, type Json } from './support.js';
 
 function documents(text: string): Json[] {
   return parseAllDocuments(text)
     .map((doc) => doc.toJS() as unknown)
-    .filter(isObject);
+    .filter(isJsonObject);
 }
 
 describe('install: kubectl apply -k, server-side dry-run', function () {

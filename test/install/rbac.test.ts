@@ -12,6 +12,7 @@
 // checked is what the apiserver would allow it, not a reconcile.
 import { expect } from 'chai';
 import { parseAllDocuments, stringify } from 'yaml';
+import { isJsonObject } from '../../hooks/json/json.js';
 import type { ControlPlane } from '../cluster/control-plane.js';
 import { installKubeCellApi, kubectlOk } from '../cluster/kubecell.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getCluster } from '../cluster/shared-cluster.js';
@@ -28,7 +29,6 @@ import {
   GPUCELLPOOL_COMPONENTS,
   METACONTROLLER_BASE,
   findObject,
-  isObject,
   readControllers,
   readYamlDocuments,
   type Json,
@@ -223,7 +223,7 @@ interface InstallRole {
 function documentsOf(text: string): Json[] {
   return parseAllDocuments(text)
     .map((doc) => doc.toJS() as unknown)
-    .filter(isObject);
+    .filter(isJsonObject);
 }
 
 const GPUCELLPOOL_ONLY = [

@@ -5,15 +5,12 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { isJsonObject } from '../../hooks/json/json.js';
 
 export type Json = Record<string, unknown>;
 
 /** The repository root (two levels above test/install/). */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-export function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Every non-empty YAML document of a file (path relative to the repository root). */
 export function readYamlDocuments(file: string): Json[] {
@@ -23,7 +20,7 @@ export function readYamlDocuments(file: string): Json[] {
       if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0]?.message}`);
       return doc.toJS() as unknown;
     })
-    .filter(isObject);
+    .filter(isJsonObject);
 }
 
 /** `*.yaml` files of a directory, repository-relative, sorted; `recursive` walks below it. */
