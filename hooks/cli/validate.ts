@@ -8,24 +8,14 @@
  * checked, and the output says so. Other kinds are skipped.
  *
  * Each error is one line on stdout, `<file>: <Kind>/<name>: <field>: <message>`; a summary goes
- * to stderr. Exit code 0 when nothing is wrong, 1 on any error, 2 on a usage error.
+ * to stderr. Exit code 0 when nothing is wrong, 1 on any error, 2 on a usage error. The input
+ * is read in manifests.ts and checked in offline-rules.ts.
  */
-import { readFile, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
-import { fieldError, type FieldError } from '../api/field-errors.js';
-import { GROUP, KIND_NAMES, kindInfo } from '../api/kinds.js';
+import { DEFAULT_CONTROLLER_NAMESPACE } from '../admission/rules.js';
 import { LABELS } from '../kube/labels.js';
-import type { VirtualClusterSummary } from '../admission/lookup.js';
-import {
-  DEFAULT_CONTROLLER_NAMESPACE,
-  cellNamespaceError,
-  hostNamespaceError,
-  namespaceTakenError,
-  provisionerLabelError,
-} from '../admission/rules.js';
-import { validateObject } from '../api/validate-object.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, splitFlag, type CliIo } from './io.js';
+import { readManifests, type Manifests } from './manifests.js';
+import { checkDocuments, type Verdicts } from './offline-rules.js';
 
 export { EXIT_INVALID, EXIT_OK, EXIT_USAGE, type CliIo } from './io.js';
 
@@ -96,65 +86,6 @@ function parseArgs(args: readonly string[], env: NodeJS.ProcessEnv): Options | '
   return options;
 }
 
-const MANIFEST_EXTENSIONS = ['.yaml', '.yml', '.json'];
-
-/** The files under `path`: itself if a file, else every manifest below it, sorted. */
-async function filesOf(path: string): Promise<string[]> {
-  let info;
-  try {
-    info = await stat(path);
-  } catch (err) {
-    throw new UsageError(
-      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
-  }
-  if (!info.isDirectory()) return [path];
-  const entries = (await readdir(path, { withFileTypes: true })).sort((a, b) =>
-    a.name.localeCompare(b.name),
-  );
-  const files: string[] = [];
-  for (const entry of entries) {
-    const child = join(path, entry.name);
-    if (entry.isDirectory() || (entry.isSymbolicLink() && (await stat(child)).isDirectory())) {
-      files.push(...(await filesOf(child)));
-    } else if (MANIFEST_EXTENSIONS.some((ext) => entry.name.endsWith(ext))) {
-      files.push(child);
-    }
-  }
-  return files;
-}
-
-async function readAll(stream: AsyncIterable<Buffer | string>): Promise<string> {
-  let text = '';
-  for await (const chunk of stream) text += chunk.toString();
-  return text;
-}
-
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-interface Document {
-  file: string;
-  object: Json;
-}
-
-function metadataString(object: Json, key: string): string | undefined {
-  const value = isObject(object.metadata) ? object.metadata[key] : undefined;
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-/** Objects of a document: itself, or the items of a List. */
-function objectsOf(value: unknown): Json[] {
-  if (!isObject(value)) return [];
-  if (typeof value.kind === 'string' && value.kind.endsWith('List') && Array.isArray(value.items)) {
-    return value.items.filter(isObject);
-  }
-  return [value];
-}
-
 /** `kubecell validate <args>`: the arguments after `validate`. */
 export async function runValidate(args: readonly string[], io: CliIo): Promise<number> {
   const env = io.env ?? process.env;
@@ -170,124 +101,27 @@ export async function runValidate(args: readonly string[], io: CliIo): Promise<n
     io.stdout.write(VALIDATE_USAGE);
     return EXIT_OK;
   }
-
-  const documents: Document[] = [];
-  const problems: string[] = [];
-  let fileCount = 0;
+  let manifests: Manifests;
   try {
-    for (const path of options.files) {
-      for (const file of path === '-' ? ['-'] : await filesOf(path)) {
-        fileCount++;
-        const label = file === '-' ? '<stdin>' : file;
-        const text =
-          file === '-' ? await readAll(io.stdin ?? process.stdin) : await readFile(file, 'utf8');
-        parseAllDocuments(text).forEach((doc, index) => {
-          const error = doc.errors[0];
-          if (error) {
-            problems.push(
-              `${label}: document ${index + 1}: invalid YAML: ${error.message.split('\n')[0]}`,
-            );
-            return;
-          }
-          for (const object of objectsOf(doc.toJS())) documents.push({ file: label, object });
-        });
-      }
-    }
+    manifests = await readManifests(options.files, io);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     io.stderr.write(`kubecell: ${err.message}\n`);
     return EXIT_USAGE;
   }
-
-  // Namespaces and VirtualClusters the input itself declares, for the offline rules.
-  const namespaces = new Map<string, Record<string, string>>();
-  for (const { object } of documents) {
-    const name = metadataString(object, 'name');
-    if (object.apiVersion === 'v1' && object.kind === 'Namespace' && name !== undefined) {
-      const labels =
-        isObject(object.metadata) && isObject(object.metadata.labels) ? object.metadata.labels : {};
-      namespaces.set(
-        name,
-        Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, String(v)])),
-      );
-    }
-  }
-  const hosted = new Map<string, VirtualClusterSummary[]>();
-
-  let checked = 0;
-  let skipped = 0;
-  const report = (document: Document, errors: readonly FieldError[]): void => {
-    const kind = typeof document.object.kind === 'string' ? document.object.kind : '<no kind>';
-    const name =
-      metadataString(document.object, 'name') ??
-      metadataString(document.object, 'generateName') ??
-      '<no name>';
-    for (const error of errors)
-      problems.push(`${document.file}: ${kind}/${name}: ${error.message}`);
-  };
-
-  for (const document of documents) {
-    const { object } = document;
-    const apiVersion = object.apiVersion;
-    if (typeof apiVersion !== 'string' || apiVersion.split('/')[0] !== GROUP) {
-      skipped++;
-      continue;
-    }
-    checked++;
-    const info = kindInfo(apiVersion, object.kind);
-    if (info === undefined) {
-      report(document, [
-        KIND_NAMES.includes(object.kind as never)
-          ? fieldError('apiVersion', 'Unsupported value', `supported values: "${GROUP}/v1alpha1"`, {
-              value: apiVersion,
-            })
-          : fieldError(
-              'kind',
-              'Unsupported value',
-              `supported values: ${KIND_NAMES.map((k) => `"${k}"`).join(', ')}`,
-              {
-                value: object.kind,
-              },
-            ),
-      ]);
-      continue;
-    }
-    const errors = validateObject(info, object);
-    const namespace = metadataString(object, 'namespace');
-    if (info.kind === 'Cell') {
-      const error = cellNamespaceError(namespace, options.controllerNamespace);
-      if (error) errors.push(error);
-    }
-    if (info.kind === 'GPUCellPool') {
-      const error = provisionerLabelError(object);
-      if (error) errors.push(error);
-    }
-    if (
-      (info.kind === 'VirtualCluster' || info.kind === 'VirtualClusterPlan') &&
-      namespace !== undefined
-    ) {
-      if (namespaces.has(namespace)) {
-        const error = hostNamespaceError(info.kind, namespace, namespaces.get(namespace));
-        if (error) errors.push(error);
-      }
-      if (info.kind === 'VirtualCluster') {
-        const name = metadataString(object, 'name') ?? '';
-        const others = hosted.get(namespace) ?? [];
-        const error = namespaceTakenError(namespace, name, others);
-        if (error) errors.push(error);
-        others.push({ metadata: { name, namespace } });
-        hosted.set(namespace, others);
-      }
-    }
-    report(document, errors);
-  }
-
+  const verdicts = checkDocuments(manifests.documents, options.controllerNamespace);
+  const problems = [...manifests.problems, ...verdicts.problems];
   for (const line of problems) io.stdout.write(`${line}\n`);
-  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-  io.stderr.write(
-    `kubecell validate: ${plural(checked, 'KubeCell object')} checked in ${plural(fileCount, 'file')} ` +
-      `(${plural(skipped, 'other document')} skipped): ${problems.length === 0 ? 'no errors' : plural(problems.length, 'error')}\n` +
-      `note: ${OFFLINE_NOTE}\n`,
-  );
+  io.stderr.write(summary(problems.length, manifests.fileCount, verdicts));
   return problems.length === 0 ? EXIT_OK : EXIT_INVALID;
+}
+
+/** The summary on stderr: what was checked, what was skipped, how many errors. */
+function summary(errors: number, fileCount: number, { checked, skipped }: Verdicts): string {
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+  return (
+    `kubecell validate: ${plural(checked, 'KubeCell object')} checked in ${plural(fileCount, 'file')} ` +
+    `(${plural(skipped, 'other document')} skipped): ${errors === 0 ? 'no errors' : plural(errors, 'error')}\n` +
+    `note: ${OFFLINE_NOTE}\n`
+  );
 }
