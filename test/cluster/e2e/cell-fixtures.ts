@@ -1,9 +1,14 @@
-// What the Cell and VirtualClusterPlan scenarios share: the outside world a Cell stands on
-// (an OCM ManagedCluster with its lease, Nodes of a machine profile, the provider baseline),
-// played by test/simulate/, and the objects a platform engineer applies (Cell,
-// VirtualNodeClass, host namespace). Nothing here writes a KubeCell object's status or calls a
-// hook: Metacontroller does that.
+// What the Cell, VirtualClusterPlan and VirtualCluster scenarios share: the outside world a Cell
+// stands on (an OCM ManagedCluster with its lease, Nodes of a machine profile, the provider
+// baseline, k3k), played by test/simulate/, the objects a platform team and a tenant apply
+// (Cell, VirtualNodeClass, host namespace, VirtualCluster), and reading what KubeCell made with
+// kubectl. A Ready Cell comes two ways: startReadyCell lets the simulation stand up everything a
+// Cell needs (the VirtualCluster scenarios); cellWorld, standUpCellWorld and applyCell do it step
+// by step, for scenarios that watch each step (the Cell and plan scenarios). Nothing here writes
+// a KubeCell object's status or calls a hook: Metacontroller does that.
 import { readFileSync } from 'node:fs';
+import { API_VERSION } from '../../../hooks/api/kinds.js';
+import { LABELS } from '../../../hooks/kube/labels.js';
 import type { KubeCellStack } from '../kubecell-stack.js';
 import {
   KubeClient,
@@ -12,12 +17,28 @@ import {
   joinManagedCluster,
   profileNodeRegistrations,
   registerNode,
+  resourcePath,
+  startSimulation,
   type JoinOptions,
   type ProfileNodeOptions,
+  type Simulation,
 } from '../../simulate/index.js';
-import { apply, eventually, getObject, kubectl, uniqueName } from './support.js';
+import {
+  apply,
+  eventually,
+  eventuallyGone,
+  eventuallyPhase,
+  getObject,
+  kubectl,
+  uniqueName,
+  type ObjectWithStatus,
+} from './support.js';
 
 export const CELL_NAMESPACE = 'kubecell-system';
+export const VC = 'virtualclusters.kubecell.io';
+export const VNCLASS = 'virtualnodeclasses.kubecell.io';
+export const CELL = 'cells.kubecell.io';
+export const K3K_CLUSTER = 'clusters.k3k.io';
 export const GPU = 'nvidia.com/gpu';
 /** The finalizer Metacontroller adds for the Cell controller's finalize hook. */
 export const CELL_FINALIZER = 'metacontroller.io/compositecontroller-kubecell-cell';
@@ -38,7 +59,7 @@ export function cellWorld(prefix: string): CellWorld {
 /** The Cell a platform engineer applies: one ManagedCluster, one machine profile with a GPU. */
 export function cellManifest(world: CellWorld, devices = [{ name: 'gpu', resourceName: GPU }]) {
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    apiVersion: API_VERSION,
     kind: 'Cell',
     metadata: { name: world.cell, namespace: CELL_NAMESPACE },
     spec: {
@@ -48,20 +69,104 @@ export function cellManifest(world: CellWorld, devices = [{ name: 'gpu', resourc
   };
 }
 
-/** A VirtualNodeClass (cluster-scoped) with the given quota. */
-export function classManifest(name: string, workloadHard: Record<string, string>) {
+export interface ReadyCell {
+  stack: KubeCellStack;
+  simulation: Simulation;
+  /** The Cell's name; its ManagedCluster has the same name. */
+  name: string;
+  /** Its machine profile, unique to it, so its Nodes are its own. */
+  profile: string;
+  /** Deletes what this Cell brought (the Cell, its Nodes) and stops the simulation. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the simulated outside world (OCM, kubelets, provider baseline, k3k; no GPUCellPool
+ * provisioners) and applies a Cell offering nvidia.com/gpu on a profile of its own; resolves
+ * once the Cell is Ready.
+ */
+export async function startReadyCell(stack: KubeCellStack, name: string): Promise<ReadyCell> {
+  const simulation = await startSimulation(stack.cluster.kubeconfigPath, {
+    k3k: { intervalMs: 200 },
+    kubevirt: false,
+    clusterAPI: false,
+  });
+  const profile = `${name}-profile`;
+  try {
+    await applyCell(stack, { cell: name, managedCluster: name, profile, nodes: [] });
+    await simulation.syncCells();
+    await eventuallyPhase(stack, CELL, name, CELL_NAMESPACE, 'Ready', 120_000);
+  } catch (error) {
+    await simulation.stop();
+    throw error;
+  }
   return {
-    apiVersion: 'kubecell.io/v1alpha1',
+    stack,
+    simulation,
+    name,
+    profile,
+    async stop() {
+      try {
+        await kubectl(stack, ['delete', CELL, name, '-n', CELL_NAMESPACE, '--wait=false']);
+        await eventuallyGone(stack, CELL, name, CELL_NAMESPACE, 120_000);
+      } finally {
+        await simulation.stop();
+        await kubectl(stack, [
+          'delete',
+          'nodes',
+          '-l',
+          `${LABELS.machineProfile}=${profile}`,
+          '--wait=false',
+        ]);
+      }
+    },
+  };
+}
+
+/** A VirtualNodeClass (cluster-scoped) with the given quota: by default 4 cpu, 16Gi, 2 GPUs. */
+export function virtualNodeClass(
+  name: string,
+  workloadHard: Record<string, string> = {
+    'requests.cpu': '4',
+    'requests.memory': '16Gi',
+    [`requests.${GPU}`]: '2',
+    pods: '50',
+  },
+  storageClassName = 'topolvm-provisioner',
+): unknown {
+  return {
+    apiVersion: API_VERSION,
     kind: 'VirtualNodeClass',
     metadata: { name },
-    spec: { storageClassName: 'topolvm-provisioner', entitlement: { workloadHard } },
+    spec: { entitlement: { workloadHard }, storageClassName },
+  };
+}
+
+export function virtualCluster(
+  namespace: string,
+  name: string,
+  cell: string,
+  klass: string,
+): unknown {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'VirtualCluster',
+    metadata: { name, namespace },
+    spec: { cellRef: { name: cell }, classRef: { name: klass } },
   };
 }
 
 /** A namespace labelled as a host namespace, as the platform prepares one for a tenant. */
 export async function createHostNamespace(stack: KubeCellStack, name: string): Promise<void> {
-  await kubectl(stack, ['create', 'namespace', name]);
-  await kubectl(stack, ['label', 'namespace', name, 'kubecell.io/host-namespace=true']);
+  await apply(
+    stack,
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name, labels: { [LABELS.hostNamespace]: 'true' } },
+    },
+    'e2e-platform',
+  );
 }
 
 /** The provider baseline (k3k, CNI, TopoLVM), installed and ready, as the simulation plays it. */
@@ -104,6 +209,59 @@ export function startRenewing(
 
 export async function applyCell(stack: KubeCellStack, world: CellWorld): Promise<void> {
   await apply(stack, cellManifest(world), 'e2e-platform');
+}
+
+/** The children docs/concepts.md names for a VirtualCluster, as `[resource, name]`. */
+export function childRefs(name: string, uid: string): [string, string][] {
+  return [
+    [K3K_CLUSTER, name],
+    ['resourcequota', `kubecell-${name}-quota`],
+    ['limitrange', `kubecell-${name}-defaults`],
+    ['service', `kubecell-${name}-api`],
+    ['secret', `kubecell-${name}-${uid}-admin-kubeconfig`],
+  ];
+}
+
+/** Each child as kubectl returns it (undefined when absent), in childRefs order. */
+export async function readChildren(
+  stack: KubeCellStack,
+  namespace: string,
+  name: string,
+  uid: string,
+): Promise<(ObjectWithStatus | undefined)[]> {
+  return Promise.all(
+    childRefs(name, uid).map(([resource, child]) => getObject(stack, resource, child, namespace)),
+  );
+}
+
+/**
+ * When the VirtualCluster was first seen Ready, polling every 50 ms over a kept-alive
+ * connection (kubectl's start-up time would blur the measurement). Only for timing reports.
+ */
+export async function firstSeenReady(
+  simulation: Simulation,
+  namespace: string,
+  name: string,
+  timeoutMs: number,
+): Promise<Date> {
+  const path = resourcePath({
+    apiVersion: API_VERSION,
+    resource: 'virtualclusters',
+    namespace,
+    name,
+  });
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const vc = await simulation.client.find(path);
+    if ((vc?.['status'] as { phase?: string } | undefined)?.phase === 'Ready') return new Date();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`VirtualCluster ${namespace}/${name} not Ready within ${timeoutMs} ms`);
+}
+
+/** Decodes a Secret's `kubeconfig.yaml`. */
+export function kubeconfigText(secret: ObjectWithStatus | undefined): string {
+  return Buffer.from(secret?.data?.['kubeconfig.yaml'] ?? '', 'base64').toString('utf8');
 }
 
 /**
@@ -195,5 +353,5 @@ export async function printedColumns(
 
 /** The Cell as `kubectl get cell -o json` shows it. */
 export function getCell(stack: KubeCellStack, name: string) {
-  return getObject(stack, 'cells.kubecell.io', name, CELL_NAMESPACE);
+  return getObject(stack, CELL, name, CELL_NAMESPACE);
 }

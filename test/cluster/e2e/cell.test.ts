@@ -21,7 +21,7 @@ import {
   GPU,
   applyCell,
   cellWorld,
-  classManifest,
+  virtualNodeClass as classManifest,
   createHostNamespace,
   ensureProviderBaseline,
   eventuallyHookCalls,

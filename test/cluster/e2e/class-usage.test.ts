@@ -13,7 +13,7 @@ import {
   virtualNodeClass,
   VNCLASS,
   type ReadyCell,
-} from './placement.js';
+} from './cell-fixtures.js';
 import {
   apply,
   eventually,

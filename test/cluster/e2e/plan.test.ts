@@ -13,7 +13,7 @@ import {
   GPU,
   applyCell,
   cellWorld,
-  classManifest,
+  virtualNodeClass as classManifest,
   createHostNamespace,
   ensureProviderBaseline,
   eventuallyHookCalls,

@@ -29,7 +29,7 @@ import {
   virtualCluster,
   virtualNodeClass,
   type ReadyCell,
-} from './placement.js';
+} from './cell-fixtures.js';
 import {
   apply,
   describeStatus,

@@ -29,7 +29,7 @@ import {
   virtualNodeClass,
   VNCLASS,
   type ReadyCell,
-} from './placement.js';
+} from './cell-fixtures.js';
 import {
   apply,
   conditionOf,
