@@ -6,7 +6,7 @@ import { systemClock } from './status/clock.js';
 import { registerControllers } from './controllers/register.js';
 import { HookRegistry } from './server/registry.js';
 
-const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
 
 interface Started {
   child: ChildProcess;

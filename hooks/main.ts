@@ -18,22 +18,27 @@ import { loadConfig, type ServerConfig } from './server/config.js';
 import { registerControllers } from './controllers/register.js';
 import { deadlineServerOptions } from './server/deadlines.js';
 import { createLogger, type Logger } from './server/logger.js';
-import { createMetrics } from './server/metrics.js';
+import { createMetrics, type HookMetrics } from './server/metrics.js';
 import { Readiness } from './server/readiness.js';
 import { HookRegistry } from './server/registry.js';
 
 /** How long in-flight hook calls get to finish on shutdown (Metacontroller's hook timeout). */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-function main(): void {
-  let config: ServerConfig;
-  let webhookConfig: WebhookConfig;
-  let registry: HookRegistry;
+interface Settings {
+  config: ServerConfig;
+  webhookConfig: WebhookConfig;
+  registry: HookRegistry;
+}
+
+/** Every setting, the controllers' included; a bad one stops start-up (exit 2) naming it. */
+function loadSettings(): Settings {
   try {
-    config = loadConfig();
-    webhookConfig = loadWebhookConfig();
-    // Controllers read their own settings; a bad one must stop start-up like the server's.
-    registry = registerControllers(new HookRegistry());
+    return {
+      config: loadConfig(),
+      webhookConfig: loadWebhookConfig(),
+      registry: registerControllers(new HookRegistry()),
+    };
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`kubecell hook server: ${err.message}\n`);
@@ -41,36 +46,45 @@ function main(): void {
     }
     throw err;
   }
+}
 
+/**
+ * The admission webhook's HTTPS listener, only when TLS files are set (hooks/admission/start.ts).
+ * A webhook that cannot start is fatal.
+ */
+function startWebhook(
+  { config, webhookConfig }: Settings,
+  logger: Logger,
+  metrics: HookMetrics,
+): Promise<WebhookServer | undefined> {
+  return startAdmissionWebhook({
+    config: webhookConfig,
+    logger,
+    registry: metrics.registry,
+    deadlines: config.deadlines,
+    retryAfterSeconds: config.retryAfterSeconds,
+  }).catch((err: unknown) => {
+    logger.error('admission webhook cannot start', {
+      port: webhookConfig.port,
+      error: err instanceof Error ? err.message : String(err),
+    });
+    process.exit(1);
+  });
+}
+
+function main(): void {
+  const settings = loadSettings();
+  const { config, registry } = settings;
   const logger = createLogger({ level: config.logLevel });
   keepServingOnStrayErrors(logger);
 
   const metrics = createMetrics();
   const readiness = new Readiness();
   const app = createApp({ registry, logger, metrics, config, readiness });
-
-  // --- admission webhook: HTTPS listener, only when TLS files are set (hooks/admission/start.ts).
-  // The server is ready once both listeners are; a webhook that cannot start is fatal.
   let webhook: WebhookServer | undefined;
-  const webhookStarted = startAdmissionWebhook({
-    config: webhookConfig,
-    logger,
-    registry: metrics.registry,
-    deadlines: config.deadlines,
-    retryAfterSeconds: config.retryAfterSeconds,
-  }).then(
-    (started) => {
-      webhook = started;
-    },
-    (err: unknown) => {
-      logger.error('admission webhook cannot start', {
-        port: webhookConfig.port,
-        error: err instanceof Error ? err.message : String(err),
-      });
-      process.exit(1);
-    },
-  );
-  // --- end admission webhook
+  const webhookStarted = startWebhook(settings, logger, metrics).then((started) => {
+    webhook = started;
+  });
 
   // Metacontroller is a Go client that keeps idle connections for 90 s. If Node closed them
   // first (default 5 s), a request sent on a connection being closed fails with "connection
@@ -78,6 +92,7 @@ function main(): void {
   // headers and body deadlines, and be answered within the request deadline (deadlines.ts).
   const server = createServer(deadlineServerOptions(config.deadlines), app);
   server.listen(config.port, async () => {
+    // Ready once both listeners are.
     await webhookStarted;
     readiness.markReady();
     logger.info('hook server listening', {
@@ -94,7 +109,6 @@ function main(): void {
     logger.error('hook server cannot listen', { port: config.port, error: err.message });
     process.exit(1);
   });
-
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => shutdown(server, readiness, logger, signal, webhook));
   }

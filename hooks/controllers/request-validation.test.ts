@@ -208,10 +208,29 @@ describe('the validation layer, before every handler (hooks/controllers/request-
       );
     });
 
-    it('calls the handler of a valid object, skip-cleanup or not: the kind decides', async () => {
+    it('lets a valid object annotated kubecell.io/skip-cleanup=true go after its handler reports', async () => {
       const body = { ...cellBody(), finalizing: true };
       body.parent.metadata.annotations = { 'kubecell.io/skip-cleanup': 'true' };
-      expect(await call('composite', 'finalize', body)).to.deep.equal({ handled: true });
+      const registry = new HookRegistry().registerComposite(
+        'c',
+        validatedCompositeHooks({
+          sync: () => ({ children: [] }),
+          finalize: () => ({ status: { phase: 'Deleting' }, children: [], finalized: false }),
+        }),
+      );
+      const lookup = registry.lookup('c', 'finalize');
+      if (!lookup.found) throw new Error(lookup.message);
+      const prepared = lookup.hook.prepare(body);
+      if (!prepared.ok) throw new Error(prepared.problems.join('; '));
+      expect(await prepared.value()).to.deep.equal({
+        status: { phase: 'Deleting' },
+        children: [],
+        finalized: true,
+      });
+      delete body.parent.metadata.annotations;
+      const held = lookup.hook.prepare(body);
+      if (!held.ok) throw new Error(held.problems.join('; '));
+      expect(await held.value()).to.include({ finalized: false });
     });
   });
 });

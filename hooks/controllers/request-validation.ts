@@ -12,10 +12,11 @@
  * A request that fails gets a 400 naming the field, and Metacontroller keeps every child: a hook
  * that cannot trust its input changes nothing.
  *
- * Finalize has one policy for every kind (docs/design/decisions.md, D31): an invalid input holds
- * the deletion (400, the message says how to fix it or let go), except that an object annotated
- * `kubecell.io/skip-cleanup=true` is always let go, without calling the kind's handler: its
- * status is kept as it is and `finalized: true` lets Metacontroller remove the finalizer.
+ * Finalize has one policy for every kind (docs/design/decisions.md, D31): an object annotated
+ * `kubecell.io/skip-cleanup=true` is always let go (`finalized: true`, so Metacontroller removes
+ * its finalizer). With a valid input the kind's handler still runs and reports what is left; with
+ * an invalid one it is not called, and the status is kept as it is. Without the annotation an
+ * invalid input holds the deletion: a 400 that says how to fix it or let go.
  */
 import { API_VERSION, KINDS, isKindName } from '../api/kinds.js';
 import { validateObject } from '../api/validate-object.js';
@@ -24,7 +25,7 @@ import { keySegment, summarizeProblems } from '../json/json.js';
 import { ANNOTATIONS } from '../kube/labels.js';
 import type { CompositeHooks, DecoratorHooks } from '../metacontroller/controller-hooks.js';
 import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
-import type { KubernetesObject, ObjectMap } from '../metacontroller/protocol.js';
+import type { Awaitable, KubernetesObject, ObjectMap } from '../metacontroller/protocol.js';
 import { observedObjectProblems } from './observed-object.js';
 
 /** At most this many problems are collected: a request with thousands stays cheap to refuse. */
@@ -122,19 +123,24 @@ function checked<R extends ObjectsOfRequest, T>(
 }
 
 /** Finalize, for every kind: see the policy at the top of this module. */
-function checkedFinalize<R extends ObjectsOfRequest, T>(
-  handler: (request: R) => T,
+function checkedFinalize<R extends ObjectsOfRequest, T extends { finalized?: boolean }>(
+  handler: (request: R) => Awaitable<T>,
   names: FieldNames,
   letGo: (parent: KubernetesObject) => T,
-): (request: R) => T {
+): (request: R) => Awaitable<T> {
   return (request) => {
+    const skip = skipsCleanup(request.parent);
     const problems = requestProblems(request, names, 'finalize');
-    if (problems === undefined) return handler(request);
-    if (skipsCleanup(request.parent)) return letGo(request.parent);
-    throw new InvalidHookInputError(
-      `${problems}; the deletion waits until this is fixed, or until the object is annotated ` +
-        `${ANNOTATIONS.skipCleanup}=true to let it go without cleanup`,
-    );
+    if (problems !== undefined) {
+      if (skip) return letGo(request.parent);
+      throw new InvalidHookInputError(
+        `${problems}; the deletion waits until this is fixed, or until the object is annotated ` +
+          `${ANNOTATIONS.skipCleanup}=true to let it go without cleanup`,
+      );
+    }
+    if (!skip) return handler(request);
+    // The kind reports what is left; the annotation decides that nothing more is waited for.
+    return Promise.resolve(handler(request)).then((response) => ({ ...response, finalized: true }));
   };
 }
 

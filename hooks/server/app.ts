@@ -50,28 +50,33 @@ interface HookCall {
 const MAX_SEGMENT_CHARS = 64;
 
 export function createApp(deps: AppDeps): express.Express {
-  const { registry, logger, metrics, config } = deps;
-  const readiness = deps.readiness ?? readyNow();
-  metrics.startSeries(registry.registered());
+  const { registry, logger, metrics } = deps;
+  deps.metrics.startSeries(registry.registered());
   const app = express();
   app.disable('x-powered-by');
   // Hashing a 30 MB response for an ETag nobody uses is wasted CPU.
   app.set('etag', false);
+  serveProbes(app, deps.readiness ?? readyNow(), metrics);
+  serveHooks(app, deps);
+  serveFallbacks(app, logger);
+  return app;
+}
 
+function serveProbes(app: express.Express, readiness: Readiness, metrics: HookMetrics): void {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-
   app.get('/readyz', (_req, res) => {
     if (readiness.ready) res.json({ status: 'ready' });
     else res.status(503).json({ status: 'not ready', reason: readiness.reason });
   });
-
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
+}
 
-  // --- load shedding: a slot once the body is received, before it is parsed (hooks/server/load-shedding.ts)
+function serveHooks(app: express.Express, { registry, logger, metrics, config }: AppDeps): void {
+  // Load shedding: a slot once the body is received, before it is parsed (load-shedding.ts).
   const shedder = createLoadShedder({
     maxInflight: config.maxInflight ?? Number(DEFAULTS.KUBECELL_MAX_INFLIGHT),
     retryAfterSeconds: config.retryAfterSeconds ?? Number(DEFAULTS.KUBECELL_RETRY_AFTER_SECONDS),
@@ -81,8 +86,6 @@ export function createApp(deps: AppDeps): express.Express {
       return { controller: resolved.controller, hook: resolved.hook };
     },
   });
-  // --- end load shedding
-
   const jsonBody = express.json({ limit: config.bodyLimitBytes, verify: shedder.verify });
   const { bodySeconds, requestSeconds } = config.deadlines ?? DEFAULT_DEADLINES;
 
@@ -106,18 +109,18 @@ export function createApp(deps: AppDeps): express.Express {
     },
     hookErrors(config.bodyLimit),
   );
-
   app.all('/hooks/:controller/:hook', (req, res) => {
     res
       .status(405)
       .set('Allow', 'POST')
       .json({ error: `hooks accept POST only, got ${req.method}` });
   });
+}
 
+function serveFallbacks(app: express.Express, logger: Logger): void {
   app.use((req, res) => {
     res.status(404).json({ error: `no route for ${echo(req.method)} ${echo(req.path)}` });
   });
-
   // Anything not handled above: answer 500 as JSON, log it, keep serving.
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
@@ -129,8 +132,6 @@ export function createApp(deps: AppDeps): express.Express {
     });
     res.status(500).json({ error: message });
   });
-
-  return app;
 }
 
 function readyNow(): Readiness {
@@ -221,51 +222,58 @@ async function runHook(req: Request, res: Response): Promise<void> {
   const call = callOf(res);
   const hook = call.resolved as ResolvedHook;
   const body: unknown = req.body;
-
   if (body === undefined) {
-    // express.json leaves the body unset when the content type is not JSON.
-    if (req.is('application/json') === false && req.get('content-type') !== undefined) {
-      fail(
-        res,
-        415,
-        `request body must be JSON (Content-Type: application/json), got ${echo(String(req.get('content-type')), 100)}`,
-      );
-    } else {
-      fail(res, 400, 'request body is required (Content-Type: application/json)');
-    }
+    refuseMissingBody(req, res);
     return;
   }
-
   call.parent = parentIdentity(body);
   const prepared = hook.prepare(body);
   if (!prepared.ok) {
     fail(res, 400, `invalid ${hook.hook} request: ${summarizeProblems(prepared.problems)}`);
     return;
   }
-
   let response: unknown;
   try {
     response = await prepared.value();
   } catch (err) {
-    if (err instanceof InvalidHookInputError) {
-      fail(res, 400, err.message);
-      return;
-    }
-    if (err instanceof RetryLaterError) {
-      res.set('Retry-After', String(err.retryAfterSeconds));
-      fail(res, 429, err.message);
-      return;
-    }
-    failUnexpectedly(res, err);
+    failHandler(res, err);
     return;
   }
+  sendResponse(res, hook, response);
+}
 
+/** express.json leaves the body unset when there is none or the content type is not JSON. */
+function refuseMissingBody(req: Request, res: Response): void {
+  if (req.is('application/json') === false && req.get('content-type') !== undefined) {
+    fail(
+      res,
+      415,
+      `request body must be JSON (Content-Type: application/json), got ${echo(String(req.get('content-type')), 100)}`,
+    );
+  } else {
+    fail(res, 400, 'request body is required (Content-Type: application/json)');
+  }
+}
+
+/** The answer to a handler that threw: the input it refused, a retry, or a bug. */
+function failHandler(res: Response, err: unknown): void {
+  if (err instanceof InvalidHookInputError) {
+    fail(res, 400, err.message);
+  } else if (err instanceof RetryLaterError) {
+    res.set('Retry-After', String(err.retryAfterSeconds));
+    fail(res, 429, err.message);
+  } else {
+    failUnexpectedly(res, err);
+  }
+}
+
+function sendResponse(res: Response, hook: ResolvedHook, response: unknown): void {
   const problems = checkResponse(hook.responseKind, response);
   if (problems.length > 0) {
     fail(
       res,
       500,
-      `the ${call.controller} ${hook.hook} hook returned an invalid response: ${summarizeProblems(problems)}`,
+      `the ${hook.controller} ${hook.hook} hook returned an invalid response: ${summarizeProblems(problems)}`,
     );
     return;
   }

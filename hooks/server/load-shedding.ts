@@ -110,11 +110,58 @@ export interface LoadShedder {
 const ADMITTED = Symbol('kubecell.admitted');
 
 export function createLoadShedder(options: LoadSheddingOptions): LoadShedder {
-  const { maxInflight, retryAfterSeconds, registry } = options;
+  const { maxInflight, retryAfterSeconds } = options;
   const names = options.metrics ?? HOOK_METRICS;
   const setting = options.setting ?? 'KUBECELL_MAX_INFLIGHT';
   const server = options.server ?? 'the hook server';
   const what = options.what ?? 'hook calls';
+  const { shed, gauge } = sheddingMetrics(options.registry, names);
+  let inflight = 0;
+
+  /** Holds a slot until the answer is written or the connection closes. */
+  const hold = (res: Response): void => {
+    inflight += 1;
+    gauge.set(inflight);
+    let done = false;
+    const release = (): void => {
+      if (done) return;
+      done = true;
+      inflight -= 1;
+      gauge.set(inflight);
+    };
+    res.once('finish', release);
+    res.once('close', release);
+  };
+
+  const admit = (req: Request, res: Response): Admission => {
+    const marked = res as Response & { [ADMITTED]?: true };
+    if (marked[ADMITTED]) return { ok: true };
+    if (maxInflight > 0 && inflight >= maxInflight) {
+      shed.inc(options.labelsOf?.(req, res) ?? defaultLabels(names.labelNames));
+      if (!res.headersSent) res.setHeader('Retry-After', String(retryAfterSeconds));
+      return {
+        ok: false,
+        message:
+          `${server} is busy: ${maxInflight} ${what} are in flight (${setting}); ` +
+          `retry after ${retryAfterSeconds} s`,
+      };
+    }
+    marked[ADMITTED] = true;
+    hold(res);
+    return { ok: true };
+  };
+
+  return {
+    admit,
+    verify(req, res) {
+      const admission = admit(req, res);
+      if (!admission.ok) throw new ShedError(admission.message);
+    },
+    inflight: () => inflight,
+  };
+}
+
+function sheddingMetrics(registry: Registry, names: ShedMetricNames) {
   const shed = metricOf(
     registry,
     names.shed,
@@ -131,44 +178,7 @@ export function createLoadShedder(options: LoadSheddingOptions): LoadShedder {
     names.inflight,
     () => new Gauge({ name: names.inflight, help: names.inflightHelp, registers: [registry] }),
   );
-  let inflight = 0;
-
-  const admit = (req: Request, res: Response): Admission => {
-    const marked = res as Response & { [ADMITTED]?: true };
-    if (marked[ADMITTED]) return { ok: true };
-    if (maxInflight > 0 && inflight >= maxInflight) {
-      shed.inc(options.labelsOf?.(req, res) ?? defaultLabels(names.labelNames));
-      if (!res.headersSent) res.setHeader('Retry-After', String(retryAfterSeconds));
-      return {
-        ok: false,
-        message:
-          `${server} is busy: ${maxInflight} ${what} are in flight (${setting}); ` +
-          `retry after ${retryAfterSeconds} s`,
-      };
-    }
-    marked[ADMITTED] = true;
-    inflight += 1;
-    gauge.set(inflight);
-    let done = false;
-    const release = (): void => {
-      if (done) return;
-      done = true;
-      inflight -= 1;
-      gauge.set(inflight);
-    };
-    res.once('finish', release);
-    res.once('close', release);
-    return { ok: true };
-  };
-
-  return {
-    admit,
-    verify(req, res) {
-      const admission = admit(req, res);
-      if (!admission.ok) throw new ShedError(admission.message);
-    },
-    inflight: () => inflight,
-  };
+  return { shed, gauge };
 }
 
 function defaultLabels(labelNames: readonly string[]): Record<string, string> {
