@@ -131,44 +131,25 @@ export function observePool(
   related: ObjectMap,
   config: Pick<GPUCellPoolConfig, 'consumerNamespaceLabels'>,
 ): PoolObservation {
-  const { spec } = pool;
-  const namespace = spec.namespace;
+  return {
+    ...observeChildren(pool, children),
+    ...optional('consumerPods', consumerPods(related, config.consumerNamespaceLabels)),
+    ...observeInputs(pool, related),
+  };
+}
+
+/** The pool's machines, user-data Secrets and Nodes, and every child as observed. */
+function observeChildren(
+  pool: GPUCellPool,
+  children: ObjectMap,
+): Pick<PoolObservation, 'machines' | 'secrets' | 'nodes' | 'allChildren'> {
+  const { namespace } = pool.spec;
   const uid = pool.metadata.uid;
   const machineType =
-    spec.provisioner.type === 'ClusterAPI' ? CHILD_TYPES.machine : CHILD_TYPES.virtualMachine;
-
+    pool.spec.provisioner.type === 'ClusterAPI' ? CHILD_TYPES.machine : CHILD_TYPES.virtualMachine;
   const nodes = group<NodeObject>(children, CHILD_TYPES.node)?.filter(
     (node) => uid === undefined || node.metadata.labels?.[LABEL_KEYS.controllerUid] === uid,
   );
-  const allChildren: KubernetesObject[] = [];
-  for (const type of Object.keys(children).sort()) {
-    allChildren.push(...(group(children, type) ?? []));
-  }
-
-  const namespaces = group<KubernetesObject>(related, TYPE_KEYS.namespace);
-  const consumerNamespaces =
-    namespaces &&
-    new Set(
-      namespaces
-        .filter((ns) => matchesLabels(ns.metadata.labels, config.consumerNamespaceLabels))
-        .map((ns) => ns.metadata.name),
-    );
-  const pods = group<PodObject>(related, TYPE_KEYS.pod);
-  const consumerPods =
-    pods && consumerNamespaces
-      ? pods.filter((pod) => consumerNamespaces.has(pod.metadata.namespace ?? ''))
-      : undefined;
-
-  const claimKey =
-    spec.gpu.resourceClaimName !== undefined
-      ? childKey(API_VERSIONS.resource, 'ResourceClaim')
-      : childKey(API_VERSIONS.resource, 'ResourceClaimTemplate');
-  const capi = spec.provisioner.type === 'ClusterAPI' ? spec.provisioner.clusterAPI : undefined;
-  const templateOf = (ref: TypedObjectReference | undefined): Observed<TemplateObject> =>
-    ref === undefined
-      ? { observed: true }
-      : named<TemplateObject>(related, childKey(ref.apiVersion, ref.kind), namespace, ref.name);
-
   return {
     ...optional('machines', inNamespace(group<MachineObject>(children, machineType), namespace)),
     ...optional(
@@ -176,7 +157,52 @@ export function observePool(
       inNamespace(group<SecretObject>(children, CHILD_TYPES.secret), namespace),
     ),
     ...optional('nodes', nodes),
-    allChildren,
+    allChildren: Object.keys(children)
+      .sort()
+      .flatMap((type) => group(children, type) ?? []),
+  };
+}
+
+/** The pods of the consumer namespaces; undefined when pods or namespaces were not observed. */
+function consumerPods(
+  related: ObjectMap,
+  consumerNamespaceLabels: Readonly<Record<string, string>>,
+): PodObject[] | undefined {
+  const namespaces = group<KubernetesObject>(related, TYPE_KEYS.namespace);
+  const pods = group<PodObject>(related, TYPE_KEYS.pod);
+  if (namespaces === undefined || pods === undefined) return undefined;
+  const consumers = new Set(
+    namespaces
+      .filter((ns) => matchesLabels(ns.metadata.labels, consumerNamespaceLabels))
+      .map((ns) => ns.metadata.name),
+  );
+  return pods.filter((pod) => consumers.has(pod.metadata.namespace ?? ''));
+}
+
+/** What new machines are made from: the join Secret, the GPU claim, the Cluster API templates. */
+function observeInputs(
+  pool: GPUCellPool,
+  related: ObjectMap,
+): Pick<
+  PoolObservation,
+  | 'joinSecret'
+  | 'claim'
+  | 'bootstrapTemplate'
+  | 'infrastructureTemplate'
+  | 'bootstrapClones'
+  | 'infrastructureClones'
+> {
+  const { spec } = pool;
+  const { namespace, gpu } = spec;
+  const claimKind = gpu.resourceClaimName !== undefined ? 'ResourceClaim' : 'ResourceClaimTemplate';
+  const capi = spec.provisioner.type === 'ClusterAPI' ? spec.provisioner.clusterAPI : undefined;
+  const templateOf = (ref: TypedObjectReference | undefined): Observed<TemplateObject> =>
+    ref === undefined
+      ? { observed: true }
+      : named<TemplateObject>(related, childKey(ref.apiVersion, ref.kind), namespace, ref.name);
+  const clonesOf = (ref: TypedObjectReference | undefined) =>
+    capi && cloneNames(related, ref, pool.metadata.name, namespace);
+  return {
     joinSecret: named<SecretObject>(
       related,
       TYPE_KEYS.secret,
@@ -185,22 +211,29 @@ export function observePool(
     ),
     claim: named<ClaimObject>(
       related,
-      claimKey,
+      childKey(API_VERSIONS.resource, claimKind),
       namespace,
-      spec.gpu.resourceClaimName ?? spec.gpu.resourceClaimTemplateName,
+      gpu.resourceClaimName ?? gpu.resourceClaimTemplateName,
     ),
-    ...optional('consumerPods', consumerPods),
     bootstrapTemplate: templateOf(capi?.bootstrapConfigTemplateRef),
     infrastructureTemplate: templateOf(capi?.infrastructureTemplateRef),
-    ...optional(
-      'bootstrapClones',
-      capi && cloneNames(related, capi.bootstrapConfigTemplateRef, pool.metadata.name, namespace),
-    ),
-    ...optional(
-      'infrastructureClones',
-      capi && cloneNames(related, capi.infrastructureTemplateRef, pool.metadata.name, namespace),
-    ),
+    ...optional('bootstrapClones', clonesOf(capi?.bootstrapConfigTemplateRef)),
+    ...optional('infrastructureClones', clonesOf(capi?.infrastructureTemplateRef)),
   };
+}
+
+/** The pool's machines, Secrets and Nodes, when all three were observed. */
+export interface ObservedChildren {
+  machines: Map<string, MachineObject>;
+  secrets: Map<string, SecretObject>;
+  nodes: NodeObject[];
+}
+
+/** The groups a sync needs to create or remove anything; undefined when one is missing. */
+export function observedChildren(observation: PoolObservation): ObservedChildren | undefined {
+  const { machines, secrets, nodes } = observation;
+  if (machines === undefined || secrets === undefined || nodes === undefined) return undefined;
+  return { machines, secrets, nodes };
 }
 
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {

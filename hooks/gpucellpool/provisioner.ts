@@ -21,7 +21,12 @@
  */
 import type { GPUCellPool } from '../generated/types/index.js';
 import type { ObjectMap } from '../metacontroller/protocol.js';
-import { LABELS, PROVISIONER_LABEL_VALUES, type ProvisionerType } from '../kube/labels.js';
+import {
+  ANNOTATIONS,
+  LABELS,
+  PROVISIONER_LABEL_VALUES,
+  type ProvisionerType,
+} from '../kube/labels.js';
 import { READY_REASONS } from './reasons.js';
 import { CHILD_TYPES } from './observe.js';
 
@@ -87,4 +92,44 @@ export function controllerProvisioners(children: ObjectMap): Set<ProvisionerType
     if (Object.hasOwn(children, key)) served.add(type);
   }
   return served;
+}
+
+/** Why this controller keeps every child of a pool as it is instead of syncing it. */
+export interface Hold {
+  /** The label's problem, reported in Ready; without one the status is kept exactly as it was. */
+  problem?: ProvisionerLabelProblem;
+  /** The finalize hook's answer. */
+  finalized?: boolean;
+}
+
+/**
+ * When the calling controller must not sync the pool:
+ * - the pool is the other provisioner's, reached through a label that contradicts the type (or a
+ *   labelSelector edited by hand): every child it observes is kept as it is, the label reported,
+ *   and finalize lets go (finalized) as soon as it is asked to;
+ * - a finalize call without a deletion: the pool carries this controller's finalizer but stopped
+ *   matching its labelSelector (the label was removed or changed by hand; Metacontroller's
+ *   shouldCallFinalizeHook). GPU cells are not torn down for a label: everything is kept and the
+ *   finalizer stays until the label is back (or kubecell.io/skip-cleanup=true lets go).
+ */
+export function holdOf(
+  pool: GPUCellPool,
+  children: ObjectMap,
+  finalizing: boolean,
+): Hold | undefined {
+  const runs = controllerProvisioners(children);
+  const problem = provisionerLabelProblem(pool);
+  const reported = problem === undefined ? {} : { problem };
+  if (runs.size > 0 && !runs.has(pool.spec.provisioner.type)) {
+    return finalizing ? { ...reported, finalized: true } : reported;
+  }
+  if (finalizing && pool.metadata.deletionTimestamp === undefined) {
+    return { ...reported, finalized: skipsCleanup(pool) };
+  }
+  return undefined;
+}
+
+/** The annotation `kubecell.io/skip-cleanup=true`: finalize lets go without cleaning up. */
+export function skipsCleanup(pool: GPUCellPool): boolean {
+  return pool.metadata.annotations?.[ANNOTATIONS.skipCleanup] === 'true';
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { GPUCellPool } from '../../hooks/generated/types/index.js';
 import type { TemplateObject } from '../../hooks/gpucellpool/objects.js';
-import { renderClone } from '../../hooks/gpucellpool/render.js';
+import { renderClone } from '../../hooks/gpucellpool/clones.js';
 import type { KubernetesObject } from '../../hooks/metacontroller/protocol.js';
 import {
   CLUSTER_API_STAND_IN_KINDS,

@@ -1,0 +1,94 @@
+/**
+ * The Nodes of a pool's cells: which Node is a cell's current one, and the Node objects the pool
+ * returns (identity only, or cordoned and tainted while its cell retires).
+ *
+ * A Node is the current Node of a cell when its systemUUID equals the cell's firmware UUID
+ * (case-insensitively; of several, the one named like the machine, else the newest). Cluster
+ * API: the Machine's nodeRef or providerID.
+ */
+import type { GPUCellPool } from '../generated/types/index.js';
+import { conditionIsTrue } from '../kube/objects.js';
+import type { KubernetesObject } from '../metacontroller/protocol.js';
+import { RETIRING_TAINT } from './constants.js';
+import type { MachineObject, NodeObject } from './objects.js';
+import { sameUuid } from './uuid.js';
+
+/** What a cell incarnation's Node is found by. */
+export interface NodeMatch {
+  uuid: string;
+  machine?: MachineObject | undefined;
+  machineName: string;
+}
+
+export function nodeReady(node: NodeObject): boolean {
+  return conditionIsTrue(node.status?.conditions, 'Ready');
+}
+
+/** The pool Node that is this cell's current Node. */
+export function currentNode(
+  pool: GPUCellPool,
+  cell: NodeMatch,
+  nodes: readonly NodeObject[],
+): NodeObject | undefined {
+  if (pool.spec.provisioner.type === 'ClusterAPI') {
+    const nodeRef = cell.machine?.status?.nodeRef?.name;
+    const providerID = cell.machine?.spec?.providerID;
+    return nodes.find(
+      (node) =>
+        (nodeRef !== undefined && node.metadata.name === nodeRef) ||
+        (typeof providerID === 'string' &&
+          providerID !== '' &&
+          node.spec?.providerID === providerID),
+    );
+  }
+  // Several Nodes may report the incarnation's firmware UUID (the same VM registered again under
+  // another name): the one named as the join data names it (NODE_NAME, the machine's name) is
+  // current, otherwise the most recently registered; the others are stale and reaped.
+  const reporting = nodes.filter((node) => sameUuid(node.status?.nodeInfo?.systemUUID, cell.uuid));
+  return (
+    reporting.find((node) => node.metadata.name === cell.machineName) ??
+    [...reporting].sort(
+      (a, b) =>
+        (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') ||
+        (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0),
+    )[0]
+  );
+}
+
+/**
+ * A Node the pool keeps. Only the fields the pool manages are returned: everything else
+ * belongs to the kubelet and the node controllers, and returning it would make Metacontroller
+ * write it back (an older copy, or with server-side apply, take it over).
+ */
+export function keptNode(node: NodeObject): KubernetesObject {
+  return { apiVersion: 'v1', kind: 'Node', metadata: { name: node.metadata.name } };
+}
+
+/**
+ * A retiring cell's Node: cordoned and tainted `kubecell.io/retiring:NoSchedule`, with the
+ * taints it already has (the list is written whole).
+ */
+export function retiringNode(node: NodeObject): KubernetesObject {
+  const taints = (node.spec?.taints ?? []).filter(
+    (taint) => !(taint.key === RETIRING_TAINT.key && taint.effect === RETIRING_TAINT.effect),
+  );
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: node.metadata.name },
+    spec: {
+      unschedulable: true,
+      taints: [...taints, { key: RETIRING_TAINT.key, effect: RETIRING_TAINT.effect }],
+    },
+  } as KubernetesObject;
+}
+
+/** Is the Node seen cordoned and tainted as `retiringNode` makes it? */
+export function isRetiringNode(node: NodeObject): boolean {
+  return (
+    node.spec?.unschedulable === true &&
+    (node.spec.taints ?? []).some(
+      (taint) => taint.key === RETIRING_TAINT.key && taint.effect === RETIRING_TAINT.effect,
+    )
+  );
+}
