@@ -11,6 +11,16 @@ import { NETWORK_POLICY_KEY } from './sync.js';
 
 export const NOW = new Date('2026-11-30T00:00:00Z');
 
+/** A sync or finalize answer as the tests read it. */
+export interface HookResponse {
+  labels?: Record<string, string | null>;
+  annotations?: Record<string, string | null>;
+  status?: unknown;
+  attachments: KubernetesObject[];
+  resyncAfterSeconds?: number;
+  finalized?: boolean;
+}
+
 export function hostNamespace(
   name = 'tenant-a',
   labels: Record<string, string> = {},
