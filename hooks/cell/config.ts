@@ -3,7 +3,13 @@
  * CNI and TopoLVM a little differently, so each name is configurable; the defaults are the
  * upstream charts' own.
  */
-import { EnvReader, type NamespacedName } from '../config/env-reader.js';
+import {
+  EnvReader,
+  parsePortRange,
+  SHARED_DEFAULTS,
+  type NamespacedName,
+  type PortRange,
+} from '../config/env-reader.js';
 
 export type { NamespacedName };
 
@@ -21,14 +27,29 @@ export interface CellControllerConfig {
   resyncSeconds: number;
 }
 
+/** The variables only the Cell controller reads, with their defaults (`<namespace>/<name>`). */
+export const CELL_DEFAULTS = {
+  KUBECELL_K3K_CONTROLLER: 'k3k-system/k3k',
+  KUBECELL_CNI_DAEMONSET: 'kube-flannel/kube-flannel-ds',
+  KUBECELL_TOPOLVM_DAEMONSET: 'topolvm-system/topolvm-node',
+} as const;
+
+function namespacedName(text: string): NamespacedName {
+  const [namespace = '', name = ''] = text.split('/');
+  return { namespace, name };
+}
+
+const DEFAULT_NODE_PORTS = parsePortRange(SHARED_DEFAULTS.KUBECELL_NODEPORT_RANGE) as PortRange;
+const DEFAULT_K3K_CONTROLLER = namespacedName(CELL_DEFAULTS.KUBECELL_K3K_CONTROLLER);
+
 export const DEFAULT_CELL_CONFIG: CellControllerConfig = {
-  controllerNamespace: 'kubecell-system',
-  k3kNamespace: 'k3k-system',
-  k3kController: { namespace: 'k3k-system', name: 'k3k' },
+  controllerNamespace: SHARED_DEFAULTS.KUBECELL_CONTROLLER_NAMESPACE,
+  k3kNamespace: DEFAULT_K3K_CONTROLLER.namespace,
+  k3kController: DEFAULT_K3K_CONTROLLER,
   k3kCRDs: ['clusters.k3k.io', 'virtualclusterpolicies.k3k.io'],
-  cniDaemonSet: { namespace: 'kube-flannel', name: 'kube-flannel-ds' },
-  topolvmNodeDaemonSet: { namespace: 'topolvm-system', name: 'topolvm-node' },
-  nodePortRangeSize: 32767 - 30000 + 1,
+  cniDaemonSet: namespacedName(CELL_DEFAULTS.KUBECELL_CNI_DAEMONSET),
+  topolvmNodeDaemonSet: namespacedName(CELL_DEFAULTS.KUBECELL_TOPOLVM_DAEMONSET),
+  nodePortRangeSize: DEFAULT_NODE_PORTS.last - DEFAULT_NODE_PORTS.first + 1,
   resyncSeconds: 30,
 };
 
