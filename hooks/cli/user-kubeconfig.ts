@@ -6,16 +6,9 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { SERVICE_ACCOUNT_DIR, type LoadedKubeConfig } from '../kube/kube-config.js';
 import { UsageError } from './io.js';
 import { Refusal, type Target } from './refusal.js';
-
-const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
-
-export interface LoadedKubeConfig {
-  kubeConfig: KubeConfig;
-  /** Where the credentials came from, for messages. */
-  source: string;
-}
 
 /**
  * The user's kubeconfig, as kubectl and client-node's `loadFromDefault` find it, reading `env`
@@ -43,7 +36,7 @@ export function loadUserKubeConfig(
     loadFile(file, kubeConfig);
     return { kubeConfig, source: file };
   }
-  if (env.KUBERNETES_SERVICE_HOST && existsSync(SERVICE_ACCOUNT_TOKEN)) {
+  if (env.KUBERNETES_SERVICE_HOST && existsSync(join(SERVICE_ACCOUNT_DIR, 'token'))) {
     kubeConfig.loadFromCluster();
     return { kubeConfig, source: 'the in-cluster ServiceAccount' };
   }
