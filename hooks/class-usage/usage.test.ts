@@ -169,10 +169,13 @@ describe('class-usage hooks over HTTP', () => {
   });
 
   it('answers 400 for a parent that is not a VirtualNodeClass', async () => {
+    // A parent of another KubeCell kind is refused before the handler, by the validation layer
+    // (hooks/controllers), against that kind's schema; any other object reaches the kind's check.
     const { app } = await productApp(NOW);
+    const notAClass = { ...virtualNodeClass(), apiVersion: 'v1', kind: 'ConfigMap' };
     const response = await request(app)
       .post('/hooks/class-usage/sync')
-      .send(syncBody({ ...virtualNodeClass(), kind: 'Cell' } as unknown as VirtualNodeClass))
+      .send(syncBody(notAClass as unknown as VirtualNodeClass))
       .expect(400);
     expect(JSON.stringify(response.body)).to.contain(
       'expected a kubecell.io/v1alpha1 VirtualNodeClass',
