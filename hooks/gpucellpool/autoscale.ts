@@ -56,91 +56,102 @@ function list(names: readonly string[], limit = 5): string {
 }
 
 export function decideScale(input: AutoscaleInput): AutoscaleDecision {
-  const { minReplicas: min, maxReplicas: max, now } = input;
-  const start = clamp(input.previous, min, max);
-  const decision = (
-    desired: number,
-    status: 'True' | 'False',
-    reason: ScalingReason,
-    message: string,
-    extra: Partial<AutoscaleDecision> = {},
-  ): AutoscaleDecision => ({ desired, status, reason, message, retire: [], ...extra });
-
+  const start = clamp(input.previous, input.minReplicas, input.maxReplicas);
   if (input.pending === undefined) {
-    return decision(
-      start,
-      'False',
-      SCALING_REASONS.DemandNotObserved,
-      `pods or consumer namespaces were not observed; the pool stays at ${start} cells`,
-    );
+    return decision({
+      desired: start,
+      status: 'False',
+      reason: SCALING_REASONS.DemandNotObserved,
+      message: `pods or consumer namespaces were not observed; the pool stays at ${start} cells`,
+    });
   }
-  if (input.pending.length > 0) {
-    const coming = input.cells.filter((cell) => !cell.ready).map((cell) => cell.name);
-    const pods = `${input.pending.length} unschedulable GPU pod${input.pending.length === 1 ? '' : 's'} (${list(input.pending)})`;
-    if (coming.length > 0) {
-      return decision(
-        start,
-        'True',
-        SCALING_REASONS.WaitingForCells,
-        `${pods} wait${input.pending.length === 1 ? 's' : ''} for cells that are not Ready yet: ${list(coming)}`,
-      );
-    }
-    if (start >= max) {
-      return decision(
-        max,
-        'False',
-        SCALING_REASONS.AtMaxReplicas,
-        `${pods} cannot be served: the pool is at maxReplicas (${max})`,
-      );
-    }
-    const desired = Math.min(max, start + SCALE_UP_STEP);
-    return decision(
-      desired,
-      'True',
-      SCALING_REASONS.ScalingUp,
-      `${pods}: scaling up from ${start} to ${desired} cells`,
-    );
-  }
+  if (input.pending.length > 0) return scaleUp(input, input.pending, start);
+  return scaleDown(input, start);
+}
 
+function decision(
+  fields: Omit<AutoscaleDecision, 'retire'> & Partial<Pick<AutoscaleDecision, 'retire'>>,
+): AutoscaleDecision {
+  return { retire: [], ...fields };
+}
+
+/** Pending demand: one cell more once every cell is Ready, up to maxReplicas. */
+function scaleUp(
+  input: AutoscaleInput,
+  pending: readonly string[],
+  start: number,
+): AutoscaleDecision {
+  const max = input.maxReplicas;
+  const coming = input.cells.filter((cell) => !cell.ready).map((cell) => cell.name);
+  const one = pending.length === 1;
+  const pods = `${pending.length} unschedulable GPU pod${one ? '' : 's'} (${list(pending)})`;
+  if (coming.length > 0) {
+    return decision({
+      desired: start,
+      status: 'True',
+      reason: SCALING_REASONS.WaitingForCells,
+      message: `${pods} wait${one ? 's' : ''} for cells that are not Ready yet: ${list(coming)}`,
+    });
+  }
+  if (start >= max) {
+    return decision({
+      desired: max,
+      status: 'False',
+      reason: SCALING_REASONS.AtMaxReplicas,
+      message: `${pods} cannot be served: the pool is at maxReplicas (${max})`,
+    });
+  }
+  const desired = Math.min(max, start + SCALE_UP_STEP);
+  return decision({
+    desired,
+    status: 'True',
+    reason: SCALING_REASONS.ScalingUp,
+    message: `${pods}: scaling up from ${start} to ${desired} cells`,
+  });
+}
+
+/** No pending demand: cells idle past the delay are retired, down to minReplicas. */
+function scaleDown(input: AutoscaleInput, start: number): AutoscaleDecision {
+  const { now, minReplicas: min, scaleDownDelaySeconds: delay } = input;
   const idle = input.cells.filter((cell) => cell.ready && cell.idleSince !== undefined);
-  const delayMs = input.scaleDownDelaySeconds * 1000;
   const idleFor = (cell: AutoscaleCell) => now.getTime() - (cell.idleSince?.getTime() ?? 0);
   const eligible = idle
-    .filter((cell) => idleFor(cell) >= delayMs)
+    .filter((cell) => idleFor(cell) >= delay * 1000)
     .sort((a, b) => b.ordinal - a.ordinal || (a.name < b.name ? -1 : 1));
+  const names = list(eligible.map((cell) => cell.name));
+  if (eligible.length > 0 && start > min) {
+    const desired = Math.max(min, start - eligible.length);
+    const retire = eligible.slice(0, start - desired).map((cell) => cell.name);
+    return decision({
+      desired,
+      status: 'True',
+      reason: SCALING_REASONS.ScalingDown,
+      message: `idle for ${delay}s or more: ${names}; scaling down from ${start} to ${desired} cells, retiring ${list(retire)}`,
+      retire,
+    });
+  }
   if (eligible.length > 0) {
-    if (start > min) {
-      const desired = Math.max(min, start - eligible.length);
-      const retire = eligible.slice(0, start - desired).map((cell) => cell.name);
-      return decision(
-        desired,
-        'True',
-        SCALING_REASONS.ScalingDown,
-        `idle for ${input.scaleDownDelaySeconds}s or more: ${list(eligible.map((cell) => cell.name))}; scaling down from ${start} to ${desired} cells, retiring ${list(retire)}`,
-        { retire },
-      );
-    }
-    return decision(
-      start,
-      'True',
-      SCALING_REASONS.AtMinReplicas,
-      `idle for ${input.scaleDownDelaySeconds}s or more: ${list(eligible.map((cell) => cell.name))}; the pool is at minReplicas (${min})`,
-    );
+    return decision({
+      desired: start,
+      status: 'True',
+      reason: SCALING_REASONS.AtMinReplicas,
+      message: `idle for ${delay}s or more: ${names}; the pool is at minReplicas (${min})`,
+    });
   }
   if (idle.length > 0) {
-    const remainingMs = Math.min(...idle.map((cell) => delayMs - idleFor(cell)));
-    return decision(
-      start,
-      'True',
-      SCALING_REASONS.WaitingForScaleDownDelay,
-      `idle, not yet for ${input.scaleDownDelaySeconds}s: ${list(idle.map((cell) => cell.name))}`,
-      { resyncAfterSeconds: Math.max(1, Math.ceil(remainingMs / 1000)) },
-    );
+    const remainingMs = Math.min(...idle.map((cell) => delay * 1000 - idleFor(cell)));
+    return decision({
+      desired: start,
+      status: 'True',
+      reason: SCALING_REASONS.WaitingForScaleDownDelay,
+      message: `idle, not yet for ${delay}s: ${list(idle.map((cell) => cell.name))}`,
+      resyncAfterSeconds: Math.max(1, Math.ceil(remainingMs / 1000)),
+    });
   }
-  return decision(
-    start,
-    'True',
-    SCALING_REASONS.DemandMet,
-    `no GPU pod is pending and no cell is idle; the pool stays at ${start} cells`,
-  );
+  return decision({
+    desired: start,
+    status: 'True',
+    reason: SCALING_REASONS.DemandMet,
+    message: `no GPU pod is pending and no cell is idle; the pool stays at ${start} cells`,
+  });
 }
