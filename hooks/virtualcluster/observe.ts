@@ -3,9 +3,16 @@
  *
  * A list is `undefined` when its group is missing from `related` altogether: the source was
  * not observed, which is not the same as observed and empty (hooks/cell/observe.ts does the
- * same). Children are found by the names the controller gives them.
+ * same). Children are found by the names the controller gives them. `priorStatus` reads what
+ * the previous sync wrote.
  */
-import type { Cell, VirtualCluster, VirtualNodeClass } from '../generated/types/index.js';
+import type {
+  Cell,
+  Condition,
+  VirtualCluster,
+  VirtualClusterStatus,
+  VirtualNodeClass,
+} from '../generated/types/index.js';
 import { TYPE_KEYS, type Namespace, type Node, type ObjectCondition } from '../kube/objects.js';
 import { isJsonObject } from '../json/json.js';
 import { LABELS } from '../kube/labels.js';
@@ -92,27 +99,40 @@ export function observeVirtualCluster(
   children: ObjectMap,
   config: Pick<VirtualClusterConfig, 'cellNamespace'>,
 ): VirtualClusterObservation {
-  const cellName = specString(vc.spec?.cellRef?.name);
-  const className = specString(vc.spec?.classRef?.name);
-  const namespace = vc.metadata.namespace ?? '';
-  const names = childNames(vc.metadata.name, vc.metadata.uid);
+  const refs: ObservedRefs = {
+    cellName: specString(vc.spec?.cellRef?.name),
+    className: specString(vc.spec?.classRef?.name),
+    namespace: vc.metadata.namespace ?? '',
+    names: childNames(vc.metadata.name, vc.metadata.uid),
+  };
+  return {
+    ...refs,
+    ...observeRelated(vc, related, refs, config.cellNamespace),
+    children: observeChildren(children, refs.names, refs.namespace),
+  };
+}
 
+/** What the spec, name and namespace name: the Cell, the class, the host namespace, children. */
+type ObservedRefs = Pick<
+  VirtualClusterObservation,
+  'cellName' | 'className' | 'namespace' | 'names'
+>;
+
+/** The related objects this VirtualCluster depends on, each only when observed. */
+function observeRelated(
+  vc: VirtualCluster,
+  related: ObjectMap,
+  { cellName, className, namespace }: ObservedRefs,
+  cellNamespace: string,
+): Omit<VirtualClusterObservation, keyof ObservedRefs | 'children'> {
   const cells = group<Cell>(related, TYPE_KEYS.cell);
   const cell = cells?.find(
-    (c) => c.metadata?.name === cellName && c.metadata.namespace === config.cellNamespace,
+    (c) => c.metadata?.name === cellName && c.metadata.namespace === cellNamespace,
   );
   const virtualNodeClass = group<VirtualNodeClass>(related, TYPE_KEYS.virtualNodeClass)?.find(
     (c) => c.metadata?.name === className,
   );
-  // Every VirtualCluster is related (customize.ts says why); keep this namespace's and the
-  // Cell's, by label or by resolved snapshot.
-  const virtualClusters = group<VirtualCluster>(related, TYPE_KEYS.virtualCluster)?.filter(
-    (other) =>
-      !isSelf(vc, other) &&
-      (other.metadata?.namespace === namespace ||
-        other.metadata?.labels?.[LABELS.cell] === cellName ||
-        other.status?.resolved?.cell?.name === cellName),
-  );
+  const virtualClusters = neighbours(vc, related, namespace, cellName);
   const hostNamespace = group<Namespace>(related, TYPE_KEYS.namespace)?.find(
     (ns) => ns.metadata?.name === namespace,
   );
@@ -125,7 +145,51 @@ export function observeVirtualCluster(
     k3kKubeconfigSecretName(vc.metadata.name),
     namespace,
   );
+  return {
+    cellObserved: cells !== undefined,
+    ...(cell ? { cell } : {}),
+    ...(virtualNodeClass ? { virtualNodeClass } : {}),
+    ...(virtualClusters ? { virtualClusters } : {}),
+    ...(hostNamespace ? { hostNamespace } : {}),
+    ...(nodes ? { nodes } : {}),
+    ...(k3kKubeconfig && isJsonObject(k3kKubeconfig) ? { k3kKubeconfig } : {}),
+  };
+}
 
+/**
+ * Every VirtualCluster is related (customize.ts says why); keep this namespace's and the
+ * Cell's, by label or by resolved snapshot.
+ */
+function neighbours(
+  vc: VirtualCluster,
+  related: ObjectMap,
+  namespace: string,
+  cellName: string,
+): VirtualCluster[] | undefined {
+  return group<VirtualCluster>(related, TYPE_KEYS.virtualCluster)?.filter(
+    (other) =>
+      !isSelf(vc, other) &&
+      (other.metadata?.namespace === namespace ||
+        other.metadata?.labels?.[LABELS.cell] === cellName ||
+        other.status?.resolved?.cell?.name === cellName),
+  );
+}
+
+/**
+ * The children alone, from the VirtualCluster's name, UID and namespace (no spec field): what
+ * finalize needs.
+ */
+export function observeOwnChildren(vc: VirtualCluster, children: ObjectMap): ObservedChildren {
+  const names = childNames(vc.metadata.name, vc.metadata.uid);
+  return observeChildren(children, names, vc.metadata.namespace ?? '');
+}
+
+/** The children by role (found by the names the controller gives them), and all of them. */
+function observeChildren(
+  children: ObjectMap,
+  names: ChildNames,
+  namespace: string,
+): ObservedChildren {
   const all: KubernetesObject[] = [];
   for (const type of Object.keys(children).sort()) {
     all.push(...(group<KubernetesObject>(children, type) ?? []));
@@ -134,28 +198,27 @@ export function observeVirtualCluster(
     const found = findObject<T>(children, CHILD_TYPES[role], name, namespace);
     return found !== undefined && isJsonObject(found) ? found : undefined;
   };
-
   return {
-    cellName,
-    className,
-    namespace,
-    names,
-    cellObserved: cells !== undefined,
-    ...(cell ? { cell } : {}),
-    ...(virtualNodeClass ? { virtualNodeClass } : {}),
-    ...(virtualClusters ? { virtualClusters } : {}),
-    ...(hostNamespace ? { hostNamespace } : {}),
-    ...(nodes ? { nodes } : {}),
-    ...(k3kKubeconfig && isJsonObject(k3kKubeconfig) ? { k3kKubeconfig } : {}),
-    children: {
-      cluster: child<K3kCluster>('cluster', names.cluster),
-      resourceQuota: child<ResourceQuota>('resourceQuota', names.resourceQuota),
-      limitRange: child('limitRange', names.limitRange),
-      service: child<ServiceObject>('service', names.service),
-      secret: child<SecretObject>('secret', names.secret),
-      all,
-    },
+    cluster: child<K3kCluster>('cluster', names.cluster),
+    resourceQuota: child<ResourceQuota>('resourceQuota', names.resourceQuota),
+    limitRange: child('limitRange', names.limitRange),
+    service: child<ServiceObject>('service', names.service),
+    secret: child<SecretObject>('secret', names.secret),
+    all,
   };
+}
+
+/** The status the previous sync wrote, read defensively (the request is not validated). */
+export interface PriorStatus {
+  /** `.status` as received, or `{}` when it is not an object. */
+  status: VirtualClusterStatus;
+  /** Its conditions, when they are a list. */
+  conditions: Condition[] | undefined;
+}
+
+export function priorStatus(vc: VirtualCluster): PriorStatus {
+  const status: VirtualClusterStatus = isJsonObject(vc.status) ? vc.status : {};
+  return { status, conditions: Array.isArray(status.conditions) ? status.conditions : undefined };
 }
 
 function isSelf(vc: VirtualCluster, other: VirtualCluster): boolean {

@@ -44,7 +44,52 @@ import {
 } from './kubeconfig.js';
 import { MAX_KUBECONFIG_BYTES } from './kubeconfig-policy.js';
 import type { ChildNames } from './names.js';
-import type { ObservedChildren, SecretObject, ServiceObject } from './observe.js';
+import type {
+  ObservedChildren,
+  SecretObject,
+  ServiceObject,
+  VirtualClusterObservation,
+} from './observe.js';
+
+/**
+ * The children a sync returns: rendered from the snapshot, with the plan for the kubeconfig
+ * Secret; or, without a usable snapshot, the observed children as they are, so a missing or
+ * malformed input never deletes or changes one.
+ */
+export type Rendering =
+  | { rendered: true; children: KubernetesObject[]; secret: SecretPlan }
+  | { rendered: false; children: KubernetesObject[] };
+
+export function renderVirtualCluster(
+  vc: VirtualCluster,
+  resolved: ResolvedPlacement | undefined,
+  observation: VirtualClusterObservation,
+): Rendering {
+  if (resolved === undefined) {
+    return { rendered: false, children: observation.children.all.map(keptChild) };
+  }
+  const { names } = observation;
+  const labels = childLabels(vc, resolved);
+  const secret = planSecret(
+    names,
+    resolved,
+    labels,
+    allocatedNodePort(observation.children.service),
+    observation.k3kKubeconfig,
+    observation.children,
+  );
+  return {
+    rendered: true,
+    children: [
+      renderK3kCluster(names, resolved, labels),
+      renderResourceQuota(names, resolved, labels),
+      renderLimitRange(names, resolved, labels),
+      renderApiService(names, resolved, labels),
+      ...(secret.kind === 'none' ? [] : [secret.secret]),
+    ],
+    secret,
+  };
+}
 
 /** The labels of every child; a value that is not a valid label value is left out. */
 export function childLabels(

@@ -1,6 +1,8 @@
 /**
  * Resolution: the feasibility evaluation of a VirtualCluster that has no `status.resolved`
  * yet, the choice of its endpoint address, and the immutable snapshot written once accepted.
+ * `resolvePlacement` runs them in that order, after refusing a stale copy of the VirtualCluster
+ * (`refuseStaleCopy`).
  */
 import { createHash } from 'node:crypto';
 import type {
@@ -9,13 +11,141 @@ import type {
   VirtualCluster,
   VirtualNodeClass,
 } from '../generated/types/index.js';
-import { evaluateFeasibility, type FeasibilityInput } from '../feasibility/evaluate.js';
+import {
+  evaluateFeasibility,
+  type FeasibilityInput,
+  type FeasibilityResult,
+} from '../feasibility/evaluate.js';
+import { Decision } from '../feasibility/reasons.js';
 import { compareStrings } from '../feasibility/resources.js';
 import { LABELS } from '../kube/labels.js';
 import { conditionIsTrue, type Node } from '../kube/objects.js';
+import type { KubernetesObject } from '../metacontroller/protocol.js';
+import { RetryLaterError } from '../metacontroller/retry-later.js';
 import { formatTime } from '../status/conditions.js';
 import type { VirtualClusterConfig } from './config.js';
 import type { VirtualClusterObservation } from './observe.js';
+
+/** Why a VirtualCluster has no usable placement; status.ts words it in the Resolved condition. */
+export type Unresolved =
+  | { why: 'notEvaluated' }
+  | { why: 'failed'; message: string }
+  | { why: 'rejected' }
+  | { why: 'undecided' }
+  | { why: 'sourcesIncomplete'; cell: string; class: string }
+  | { why: 'noEndpointAddress'; profile: string };
+
+export interface Resolution {
+  evaluation: FeasibilityResult;
+  /** The new snapshot, once the placement is accepted and has an endpoint address. */
+  resolved?: ResolvedPlacement;
+  /** Why there is no snapshot, otherwise. */
+  unresolved?: Unresolved;
+}
+
+/**
+ * Resolves a VirtualCluster that has no `status.resolved`: refuses a stale copy, evaluates the
+ * placement, and when it is accepted and nothing has `failed`, writes the snapshot. Anything but
+ * Accepted leaves it unresolved with the report in the evaluation.
+ */
+export function resolvePlacement(
+  vc: VirtualCluster,
+  observation: VirtualClusterObservation,
+  config: VirtualClusterConfig,
+  now: Date,
+  failed: boolean,
+): Resolution {
+  refuseStaleCopy(vc, observation, now);
+  const evaluation = evaluateFeasibility(feasibilityInput(vc, observation, config, now));
+  const { cell, virtualNodeClass } = observation;
+  const accepted =
+    !failed &&
+    evaluation.decision === Decision.Accepted &&
+    cell !== undefined &&
+    virtualNodeClass !== undefined;
+  if (!accepted) {
+    const why = evaluation.decision === Decision.Rejected ? 'rejected' : 'undecided';
+    return { evaluation, unresolved: { why } };
+  }
+  return { evaluation, ...placeAccepted(vc, cell, virtualNodeClass, observation, now) };
+}
+
+/** The snapshot of an accepted placement, or why it cannot be written yet. */
+function placeAccepted(
+  vc: VirtualCluster,
+  cell: Cell,
+  cls: VirtualNodeClass,
+  observation: VirtualClusterObservation,
+  now: Date,
+): { resolved: ResolvedPlacement } | { unresolved: Unresolved } {
+  if (!snapshotSourcesUsable(cell, cls)) {
+    return {
+      unresolved: { why: 'sourcesIncomplete', cell: cell.metadata.name, class: cls.metadata.name },
+    };
+  }
+  const profile = cell.spec.machineProfile.name;
+  const uid = vc.metadata.uid ?? `${observation.namespace}/${vc.metadata.name}`;
+  const endpoint = chooseEndpoint(observation.nodes, profile, uid);
+  if (endpoint === undefined) return { unresolved: { why: 'noEndpointAddress', profile } };
+  return { resolved: snapshot(vc, cell, cls, endpoint.address, now) };
+}
+
+/**
+ * How long after its newest child was created a VirtualCluster without `status.resolved` is
+ * taken for a stale copy (see `staleCopyEvidence`) rather than a snapshot that was never
+ * written. Metacontroller's caches lag by far less; past this, the placement is evaluated again.
+ */
+export const STALE_COPY_GRACE_SECONDS = 60;
+
+/**
+ * The child that shows this copy of the VirtualCluster is stale, if any: one was created less
+ * than STALE_COPY_GRACE_SECONDS ago, yet the copy has no `status.resolved`.
+ *
+ * Children exist only once a sync rendered them from a snapshot, and Metacontroller writes the
+ * status of that sync right after applying them. The next sync often starts before its cache
+ * has seen that write: Metacontroller reads the parent from its informer
+ * (`pc.parentLister.Get`, pkg/controller/composite/controller.go), and the children applied in
+ * between queue that very sync. Yet it writes the status that sync returns over the latest
+ * object, whatever the copy was (`AtomicStatusUpdate` GETs the object and replaces `.status`,
+ * pkg/dynamic/clientset/clientset.go). Resolving again from such a copy would re-render the
+ * children from the Cell and class as they are now and return a second snapshot, which the CRD
+ * refuses, or no snapshot at all (the evaluation no longer accepts, e.g. the Cell now counts this
+ * VirtualCluster as committed), which the CRD accepts (its rule compares old and new snapshots
+ * only when both exist): the snapshot would be erased. So such a sync is refused; the write it
+ * waited for makes Metacontroller sync again, with the snapshot.
+ */
+export function staleCopyEvidence(
+  children: readonly KubernetesObject[],
+  now: Date,
+): { child: KubernetesObject; created: string } | undefined {
+  let newest: { child: KubernetesObject; created: string; at: number } | undefined;
+  for (const child of children) {
+    const created = child.metadata?.creationTimestamp;
+    const at = typeof created === 'string' ? Date.parse(created) : NaN;
+    if (Number.isNaN(at) || (newest !== undefined && newest.at >= at)) continue;
+    newest = { child, created: created as string, at };
+  }
+  if (newest === undefined || now.getTime() - newest.at >= STALE_COPY_GRACE_SECONDS * 1000) {
+    return undefined;
+  }
+  return { child: newest.child, created: newest.created };
+}
+
+/**
+ * Throws a RetryLaterError (answered 429 with Retry-After 1: nothing changes, and Metacontroller
+ * retries without a SyncError event) when this copy is stale (`staleCopyEvidence`).
+ */
+export function refuseStaleCopy(
+  vc: VirtualCluster,
+  observation: VirtualClusterObservation,
+  now: Date,
+): void {
+  const stale = staleCopyEvidence(observation.children.all, now);
+  if (stale === undefined) return;
+  throw new RetryLaterError(
+    `VirtualCluster ${observation.namespace}/${vc.metadata.name}: this copy has no status.resolved, but its ${stale.child.kind} ${stale.child.metadata?.name ?? ''} was created at ${stale.created}: the copy predates the status write that recorded the snapshot, so nothing is changed and the next sync reads the snapshot. If no snapshot appears within ${STALE_COPY_GRACE_SECONDS} s of the newest child's creation, the placement is evaluated again.`,
+  );
+}
 
 /**
  * Whether `a` was created before `b`: the older VirtualCluster of a namespace keeps it.
@@ -84,8 +214,6 @@ export function feasibilityInput(
     now,
   };
 }
-
-export { evaluateFeasibility };
 
 export interface EndpointChoice {
   address: string;

@@ -1,5 +1,7 @@
 /**
- * The VirtualCluster's phase and conditions, as pure functions of what a sync established.
+ * The VirtualCluster's conditions and phase, as pure functions of what a sync observed, assessed
+ * and rendered. Each condition has its own function, in the order the status lists them
+ * (VC_CONDITION_TYPES); Ready summarises them through the phase. sync.ts puts them in the status.
  *
  * Phase, first match wins: Deleting (deletionTimestamp set) → Failed (a failure of
  * STICKY_FAILURES seen now or before, or the resolved Cell's ManagedCluster replaced) →
@@ -14,32 +16,278 @@ import type {
   ResolvedPlacement,
 } from '../generated/types/index.js';
 import { Decision } from '../feasibility/reasons.js';
+import { childKey, type KubernetesObject } from '../metacontroller/protocol.js';
 import { findCondition, verdict, type ConditionVerdict } from '../status/conditions.js';
-import type { K3kCluster } from './observe.js';
+import type { Assessment, ChildrenState } from './assess.js';
+import { endpointUrl } from './kubeconfig.js';
+import type { ChildNames } from './names.js';
+import type { K3kCluster, PriorStatus, VirtualClusterObservation } from './observe.js';
 import {
-  STICKY_FAILURES,
   REASONS,
+  VC_CONDITION_TYPES,
   type VirtualClusterConditionType,
   type VirtualClusterPhase,
 } from './reasons.js';
-
-export interface Failure {
-  reason: string;
-  message: string;
-}
+import type { Rendering, SecretPlan, SecretPlanWhy } from './render.js';
+import type { Unresolved } from './resolve.js';
 
 export type Verdict = ConditionVerdict & { type: VirtualClusterConditionType };
 
-/** A Failed phase recorded by an earlier sync that must stay (its reason is sticky). */
-export function stickyFailure(
-  phase: string | undefined,
-  conditions: readonly Condition[] | undefined,
-): Failure | undefined {
-  if (phase !== 'Failed') return undefined;
-  const ready = findCondition(conditions, 'Ready');
-  if (ready === undefined || !STICKY_FAILURES.includes(ready.reason)) return undefined;
-  return { reason: ready.reason, message: ready.message };
+/** What a sync's conditions are built from. */
+export interface ConditionInputs {
+  prior: PriorStatus;
+  observation: VirtualClusterObservation;
+  assessment: Assessment;
+  rendering: Rendering;
 }
+
+/** Every condition of a sync in the order the status lists them, Ready last, and the phase. */
+export function syncConditions(inputs: ConditionInputs): { phase: Phase; verdicts: Verdict[] } {
+  const { prior, observation, assessment, rendering } = inputs;
+  const { resolved, children } = assessment;
+  const resolvedVerdict = resolvedCondition(resolved, assessment.unresolved);
+  const applied = childrenAppliedCondition(rendering, observation);
+  const k3k = k3kReadyCondition(observation.children.cluster, resolved !== undefined);
+  const kubeconfig = kubeconfigPublishedCondition(resolved, rendering, children, observation);
+  const missing = missingForReady({ applied, k3k, kubeconfig }, children, observation.names);
+  const phase = phaseOf(assessment, resolvedVerdict, missing);
+  const verdicts = [
+    feasibleCondition(assessment.evaluation, resolved, prior.conditions),
+    resolvedVerdict,
+    applied,
+    k3k,
+    kubeconfig,
+    assessment.cell.verdict,
+    readyCondition(phase),
+  ];
+  return { phase, verdicts };
+}
+
+// --- Feasible ---
+
+const SEE_CHECKS = 'see status.feasibilityChecks.';
+
+export function feasibleCondition(
+  evaluation: { decision: Decision; checks: FeasibilityCheck[] } | undefined,
+  resolved: ResolvedPlacement | undefined,
+  previous: readonly Condition[] | undefined,
+): Verdict {
+  const feasible = (status: Verdict['status'], reason: string, message: string) =>
+    verdict('Feasible', status, reason, message);
+  if (resolved !== undefined) {
+    const message = `The feasibility evaluation accepted the placement at ${resolved.resolvedAt}; it is not evaluated again.`;
+    return feasible('True', REASONS.Accepted, message);
+  }
+  if (evaluation === undefined) {
+    const prior = findCondition(previous, 'Feasible');
+    return prior !== undefined
+      ? feasible(prior.status, prior.reason, prior.message)
+      : feasible('Unknown', REASONS.NotEvaluated, 'Not evaluated.');
+  }
+  const list = (result: FeasibilityCheck['result']) =>
+    evaluation.checks
+      .filter((check) => check.result === result)
+      .map(
+        (check) => `${check.name}${check.resource ? ` ${check.resource}` : ''} (${check.reason})`,
+      )
+      .join(', ');
+  switch (evaluation.decision) {
+    case Decision.Accepted:
+      return feasible('True', REASONS.Accepted, 'Every feasibility check passed.');
+    case Decision.Rejected:
+      return feasible('False', REASONS.Rejected, `Failed checks: ${list('Fail')}; ${SEE_CHECKS}`);
+    default:
+      return feasible(
+        'Unknown',
+        REASONS.Unknown,
+        `Undecided checks: ${list('Unknown')}; ${SEE_CHECKS}`,
+      );
+  }
+}
+
+// --- Resolved ---
+
+export function resolvedCondition(
+  resolved: ResolvedPlacement | undefined,
+  unresolved: Unresolved | undefined,
+): Verdict {
+  if (resolved !== undefined) {
+    return verdict(
+      'Resolved',
+      'True',
+      REASONS.Resolved,
+      `Resolved at ${resolved.resolvedAt} to Cell ${resolved.cell.name} (${resolved.cell.uid}) and class ${resolved.class.name} (${resolved.class.uid}); endpoint address ${resolved.endpointAddress}.`,
+    );
+  }
+  const [reason, message] = unresolvedWords(unresolved ?? { why: 'notEvaluated' });
+  return verdict('Resolved', 'False', reason, message);
+}
+
+function unresolvedWords(unresolved: Unresolved): [reason: string, message: string] {
+  switch (unresolved.why) {
+    case 'notEvaluated':
+      return [REASONS.NotResolved, 'Not resolved.'];
+    case 'failed':
+      return [REASONS.NotResolved, unresolved.message];
+    case 'rejected':
+      return [
+        REASONS.FeasibilityRejected,
+        'The feasibility evaluation rejected the placement; see status.feasibilityChecks.',
+      ];
+    case 'undecided':
+      return [
+        REASONS.FeasibilityUnknown,
+        'The feasibility evaluation could not decide; see status.feasibilityChecks. It runs again on the next sync.',
+      ];
+    case 'sourcesIncomplete':
+      return [
+        REASONS.NotResolved,
+        `Cell ${unresolved.cell} or VirtualNodeClass ${unresolved.class} lacks a field the snapshot needs (machine profile, ManagedCluster, storage class or entitlement).`,
+      ];
+    case 'noEndpointAddress':
+      return [
+        REASONS.NoEndpointAddress,
+        `No Ready, schedulable Node labelled kubecell.io/machine-profile=${unresolved.profile} lists an InternalIP, so there is no address for the API endpoint yet.`,
+      ];
+  }
+}
+
+// --- ChildrenApplied ---
+
+export function childrenAppliedCondition(
+  rendering: Rendering,
+  observation: VirtualClusterObservation,
+): Verdict {
+  const applied = (status: Verdict['status'], reason: string, message: string) =>
+    verdict('ChildrenApplied', status, reason, message);
+  const observed = observation.children.all;
+  if (!rendering.rendered) {
+    return observed.length === 0
+      ? applied('False', REASONS.NotResolved, 'Not resolved: no children.')
+      : applied(
+          'Unknown',
+          REASONS.ChildrenKept,
+          `No usable status.resolved; the existing children are kept unchanged: ${observed.map(describe).join(', ')}.`,
+        );
+  }
+  const present = new Set(observed.map(childId));
+  const missing = rendering.children.filter((obj) => !present.has(childId(obj)));
+  return missing.length === 0
+    ? applied(
+        'True',
+        REASONS.ChildrenApplied,
+        `Every child exists: ${rendering.children.map(describe).join(', ')}.`,
+      )
+    : applied(
+        'False',
+        REASONS.ChildrenPending,
+        `children to be applied: ${missing.map(describe).join(', ')}`,
+      );
+}
+
+function childId(obj: KubernetesObject): string {
+  return `${childKey(obj.apiVersion, obj.kind)} ${obj.metadata?.name}`;
+}
+
+function describe(obj: KubernetesObject): string {
+  return `${obj.kind} ${obj.metadata.name}`;
+}
+
+// --- K3kReady ---
+
+/** k3k's Ready condition when present (it is authoritative), else its phase. */
+export function k3kReadyCondition(cluster: K3kCluster | undefined, resolved: boolean): Verdict {
+  const ready = (status: Verdict['status'], reason: string, message: string) =>
+    verdict('K3kReady', status, reason, message);
+  if (!resolved) return ready('Unknown', REASONS.NotResolved, 'Not resolved yet.');
+  if (cluster === undefined) {
+    return ready('False', REASONS.K3kClusterMissing, 'The k3k Cluster does not exist yet.');
+  }
+  const phase = typeof cluster.status?.phase === 'string' ? cluster.status.phase : undefined;
+  const conditions = Array.isArray(cluster.status?.conditions) ? cluster.status.conditions : [];
+  const k3kReady = conditions.find((condition) => condition?.type === 'Ready');
+  const isReady = k3kReady !== undefined ? k3kReady.status === 'True' : phase === 'Ready';
+  const detail = [
+    `phase ${phase ?? '(none)'}`,
+    k3kReady === undefined
+      ? 'no Ready condition'
+      : `Ready=${k3kReady.status}${k3kReady.reason ? ` (${k3kReady.reason}${k3kReady.message ? `: ${k3kReady.message}` : ''})` : ''}`,
+  ].join(', ');
+  return isReady
+    ? ready('True', REASONS.K3kReady, `k3k reports the Cluster ready: ${detail}.`)
+    : ready('False', REASONS.K3kNotReady, `k3k does not report the Cluster ready: ${detail}.`);
+}
+
+// --- KubeconfigPublished ---
+
+function kubeconfigVerdict(status: Verdict['status'], reason: string, message: string): Verdict {
+  return verdict('KubeconfigPublished', status, reason, message);
+}
+
+export function kubeconfigPublishedCondition(
+  resolved: ResolvedPlacement | undefined,
+  rendering: Rendering,
+  children: ChildrenState,
+  observation: VirtualClusterObservation,
+): Verdict {
+  const { port } = children;
+  const secretName = observation.names.secret;
+  if (resolved === undefined || !rendering.rendered) {
+    return kubeconfigVerdict('False', REASONS.NotResolved, 'Not resolved yet.');
+  }
+  if (children.published && port !== undefined) {
+    const message = `Secret ${secretName} (key kubeconfig.yaml) points at ${endpointUrl(resolved.endpointAddress, port)}.`;
+    return kubeconfigVerdict('True', REASONS.KubeconfigPublished, message);
+  }
+  if (port === undefined) {
+    const message = `The NodePort of Service ${observation.names.service} is not allocated yet.`;
+    return kubeconfigVerdict('False', REASONS.WaitingForNodePort, message);
+  }
+  const plan = rendering.secret;
+  if (plan.kind === 'none') return k3kKubeconfigUnusable(plan, observation);
+  if (observation.children.secret === undefined) {
+    const message = `Secret ${secretName} does not exist yet.`;
+    return kubeconfigVerdict('False', REASONS.SecretNotApplied, message);
+  }
+  return kubeconfigVerdict(
+    'False',
+    REASONS.SecretOutdated,
+    plan.kind === 'keep'
+      ? `Secret ${secretName} does not point at the current endpoint and k3k's kubeconfig is ${KEPT_BECAUSE[plan.why]}${plan.problem === undefined ? '' : ` (${plan.problem})`}; the published Secret is kept as it is.`
+      : `Secret ${secretName} is being updated to point at the current endpoint.`,
+  );
+}
+
+/** Nothing to publish: k3k's kubeconfig is refused, unreadable or not written yet. */
+function k3kKubeconfigUnusable(
+  plan: Extract<SecretPlan, { kind: 'none' }>,
+  observation: VirtualClusterObservation,
+): Verdict {
+  const k3kSecret =
+    `k3k's kubeconfig Secret ${observation.k3kKubeconfig?.metadata.name ?? ''}`.trim();
+  // Problems name fields and positions, never kubeconfig text (kubeconfig.ts).
+  const withdrawn =
+    plan.withdrawn === undefined
+      ? ''
+      : ` The published Secret ${observation.names.secret} was withdrawn: ${plan.withdrawn}.`;
+  if (plan.why === 'k3kRejected') {
+    const message = `${k3kSecret} is not published: ${plan.problem ?? 'refused'}.${withdrawn}`;
+    return kubeconfigVerdict('False', REASONS.K3kKubeconfigRejected, message);
+  }
+  if (plan.why === 'k3kInvalid') {
+    const message = `${k3kSecret} cannot be used: ${plan.problem ?? 'unreadable'}.${withdrawn}`;
+    return kubeconfigVerdict('False', REASONS.K3kKubeconfigInvalid, message);
+  }
+  const message = `k3k has not written the Cluster's admin kubeconfig Secret yet.${withdrawn}`;
+  return kubeconfigVerdict('False', REASONS.WaitingForK3kKubeconfig, message);
+}
+
+const KEPT_BECAUSE: Record<SecretPlanWhy, string> = {
+  k3kMissing: 'gone',
+  k3kInvalid: 'unreadable',
+  k3kRejected: 'refused',
+  noPort: 'unreadable',
+};
 
 // --- CellLive ---
 
@@ -53,230 +301,145 @@ export interface CellLiveness {
   managedClusterReplaced: boolean;
 }
 
+function cellLive(status: Verdict['status'], reason: string, message: string): Verdict {
+  return verdict('CellLive', status, reason, message);
+}
+
+/** The CellLive condition and what else the Cell says about the VirtualCluster's health. */
 export function assessCell(
   cellName: string,
   cellObserved: boolean,
   cell: Cell | undefined,
   resolved: ResolvedPlacement | undefined,
 ): CellLiveness {
-  const live = (status: ConditionVerdict['status'], reason: string, message: string) =>
-    verdict('CellLive', status, reason, message);
   const base = { inventoryGone: false, replaced: false, managedClusterReplaced: false };
   if (!cellObserved) {
-    return {
-      ...base,
-      verdict: live(
-        'Unknown',
-        REASONS.CellNotObserved,
-        `Cell ${cellName} was not observed (no Cells in the request); wait for the next sync.`,
-      ),
-    };
+    const message = `Cell ${cellName} was not observed (no Cells in the request); wait for the next sync.`;
+    return { ...base, verdict: cellLive('Unknown', REASONS.CellNotObserved, message) };
   }
   if (cell === undefined) {
-    return {
-      ...base,
-      verdict: live('False', REASONS.CellNotFound, `Cell ${cellName} does not exist.`),
-    };
+    const message = `Cell ${cellName} does not exist.`;
+    return { ...base, verdict: cellLive('False', REASONS.CellNotFound, message) };
   }
   if (resolved !== undefined && cell.metadata.uid !== resolved.cell.uid) {
-    return {
-      ...base,
-      replaced: true,
-      verdict: live(
-        'False',
-        REASONS.CellReplaced,
-        `Cell ${cellName} has UID ${cell.metadata.uid ?? '(none)'}, but this VirtualCluster resolved to UID ${resolved.cell.uid}: the Cell was deleted and recreated.`,
-      ),
-    };
+    const message = `Cell ${cellName} has UID ${cell.metadata.uid ?? '(none)'}, but this VirtualCluster resolved to UID ${resolved.cell.uid}: the Cell was deleted and recreated.`;
+    return { ...base, replaced: true, verdict: cellLive('False', REASONS.CellReplaced, message) };
   }
   const status = cell.status;
-  const managedClusterReplaced =
-    status?.phase === 'Failed' &&
-    findCondition(status.conditions, 'Ready')?.reason === REASONS.ManagedClusterReplaced;
   const inventory = findCondition(status?.conditions, 'InventoryFresh');
-  const inventoryGone = inventory !== undefined && inventory.status !== 'True';
-  const withFlags = { ...base, managedClusterReplaced, inventoryGone };
-  if (status === undefined) {
-    return {
-      ...withFlags,
-      verdict: live(
-        'Unknown',
-        REASONS.CellStatusMissing,
-        `Cell ${cellName} has no status yet: the kubecell-cell controller has not observed it.`,
-      ),
-    };
-  }
-  const lease = status.managedCluster;
-  if (lease?.leaseFresh === true) {
-    return {
-      ...withFlags,
-      verdict: live(
-        'True',
-        REASONS.LeaseFresh,
-        `The lease of Cell ${cellName} is fresh (renewed ${lease.leaseRenewTime ?? 'recently'}).`,
-      ),
-    };
-  }
-  if (lease?.leaseFresh === false) {
-    return {
-      ...withFlags,
-      verdict: live(
-        'False',
-        REASONS.LeaseStale,
-        `The lease of Cell ${cellName} is stale (last renewed ${lease.leaseRenewTime ?? 'never'}); the ManagedCluster's agent must renew it.`,
-      ),
-    };
-  }
   return {
-    ...withFlags,
-    verdict: live(
-      'Unknown',
-      REASONS.LeaseUnknown,
-      `The status of Cell ${cellName} does not say whether its lease is fresh.`,
-    ),
+    ...base,
+    managedClusterReplaced:
+      status?.phase === 'Failed' &&
+      findCondition(status.conditions, 'Ready')?.reason === REASONS.ManagedClusterReplaced,
+    inventoryGone: inventory !== undefined && inventory.status !== 'True',
+    verdict: cellLeaseCondition(cellName, status),
   };
 }
 
-// --- K3kReady ---
-
-/** k3k's Ready condition when present (it is authoritative), else its phase. */
-export function k3kReadiness(cluster: K3kCluster | undefined, resolved: boolean): Verdict {
-  if (!resolved) {
-    return verdict('K3kReady', 'Unknown', REASONS.NotResolved, 'Not resolved yet.');
+/** CellLive of the resolved Cell: whether its ManagedCluster's lease is fresh. */
+function cellLeaseCondition(cellName: string, status: Cell['status']): Verdict {
+  if (status === undefined) {
+    const message = `Cell ${cellName} has no status yet: the kubecell-cell controller has not observed it.`;
+    return cellLive('Unknown', REASONS.CellStatusMissing, message);
   }
-  if (cluster === undefined) {
-    return verdict(
-      'K3kReady',
-      'False',
-      REASONS.K3kClusterMissing,
-      'The k3k Cluster does not exist yet.',
-    );
+  const lease = status.managedCluster;
+  if (lease?.leaseFresh === true) {
+    const message = `The lease of Cell ${cellName} is fresh (renewed ${lease.leaseRenewTime ?? 'recently'}).`;
+    return cellLive('True', REASONS.LeaseFresh, message);
   }
-  const phase = typeof cluster.status?.phase === 'string' ? cluster.status.phase : undefined;
-  const conditions = Array.isArray(cluster.status?.conditions) ? cluster.status.conditions : [];
-  const ready = conditions.find((condition) => condition?.type === 'Ready');
-  const isReady = ready !== undefined ? ready.status === 'True' : phase === 'Ready';
-  const detail = [
-    `phase ${phase ?? '(none)'}`,
-    ready === undefined
-      ? 'no Ready condition'
-      : `Ready=${ready.status}${ready.reason ? ` (${ready.reason}${ready.message ? `: ${ready.message}` : ''})` : ''}`,
-  ].join(', ');
-  return isReady
-    ? verdict('K3kReady', 'True', REASONS.K3kReady, `k3k reports the Cluster ready: ${detail}.`)
-    : verdict(
-        'K3kReady',
-        'False',
-        REASONS.K3kNotReady,
-        `k3k does not report the Cluster ready: ${detail}.`,
-      );
+  if (lease?.leaseFresh === false) {
+    const message = `The lease of Cell ${cellName} is stale (last renewed ${lease.leaseRenewTime ?? 'never'}); the ManagedCluster's agent must renew it.`;
+    return cellLive('False', REASONS.LeaseStale, message);
+  }
+  const message = `The status of Cell ${cellName} does not say whether its lease is fresh.`;
+  return cellLive('Unknown', REASONS.LeaseUnknown, message);
 }
 
-// --- Feasible ---
+// --- while deleting ---
 
-export function feasibleVerdict(
-  evaluation: { decision: Decision; checks: FeasibilityCheck[] } | undefined,
-  resolved: ResolvedPlacement | undefined,
+/** Ready False (Deleting) with `message`; every other condition kept as the last sync left it. */
+export function deletingConditions(
   previous: readonly Condition[] | undefined,
-): Verdict {
-  if (resolved !== undefined) {
-    return verdict(
-      'Feasible',
-      'True',
-      REASONS.Accepted,
-      `The feasibility evaluation accepted the placement at ${resolved.resolvedAt}; it is not evaluated again.`,
-    );
-  }
-  if (evaluation === undefined) {
-    const prior = findCondition(previous, 'Feasible');
-    return prior !== undefined
-      ? verdict('Feasible', prior.status, prior.reason, prior.message)
-      : verdict('Feasible', 'Unknown', REASONS.NotEvaluated, 'Not evaluated.');
-  }
-  const list = (result: FeasibilityCheck['result']) =>
-    evaluation.checks
-      .filter((check) => check.result === result)
-      .map(
-        (check) => `${check.name}${check.resource ? ` ${check.resource}` : ''} (${check.reason})`,
-      )
-      .join(', ');
-  switch (evaluation.decision) {
-    case Decision.Accepted:
-      return verdict('Feasible', 'True', REASONS.Accepted, 'Every feasibility check passed.');
-    case Decision.Rejected:
-      return verdict(
-        'Feasible',
-        'False',
-        REASONS.Rejected,
-        `Failed checks: ${list('Fail')}; see status.feasibilityChecks.`,
-      );
-    default:
-      return verdict(
-        'Feasible',
-        'Unknown',
-        REASONS.Unknown,
-        `Undecided checks: ${list('Unknown')}; see status.feasibilityChecks.`,
-      );
-  }
+  message: string,
+): Verdict[] {
+  return VC_CONDITION_TYPES.flatMap((type): Verdict[] => {
+    if (type === 'Ready') return [verdict('Ready', 'False', REASONS.Deleting, message)];
+    const prior = findCondition(previous, type);
+    return prior === undefined ? [] : [verdict(type, prior.status, prior.reason, prior.message)];
+  });
 }
 
-// --- the phase ---
+// --- the phase and Ready ---
 
-export interface PhaseInputs {
-  deleting: boolean;
-  failure: Failure | undefined;
-  resolved: boolean;
-  /** Why the VirtualCluster is not resolved (the Resolved condition's verdict). */
-  unresolved: Verdict;
-  cell: CellLiveness;
-  /** What is still missing before Ready, in words; empty when nothing is. */
-  missing: string[];
+/** What Ready still waits for, in words, from the conditions; empty when nothing. */
+export function missingForReady(
+  conditions: { applied: Verdict; k3k: Verdict; kubeconfig: Verdict },
+  children: ChildrenState,
+  names: ChildNames,
+): string[] {
+  const missing: string[] = [];
+  const { applied, k3k, kubeconfig } = conditions;
+  if (applied.status !== 'True') missing.push(applied.message);
+  if (k3k.status !== 'True') missing.push('the k3k Cluster to be ready');
+  if (children.port === undefined) {
+    missing.push(`the apiserver to allocate the NodePort of Service ${names.service}`);
+  }
+  if (!children.published) missing.push(`the kubeconfig Secret (${kubeconfig.reason})`);
+  if (!children.quotaInPlace) {
+    missing.push(`the ResourceQuota ${names.resourceQuota} to be in force`);
+  }
+  return missing;
 }
 
-export function phaseOf(inputs: PhaseInputs): {
+export interface Phase {
   phase: VirtualClusterPhase;
   reason: string;
   message: string;
-} {
-  if (inputs.deleting) {
+}
+
+/** The phase, from the assessment, the Resolved condition and what Ready waits for. */
+export function phaseOf(
+  assessment: Pick<Assessment, 'deleting' | 'failure' | 'resolved' | 'cell'>,
+  resolvedVerdict: Verdict,
+  missing: readonly string[],
+): Phase {
+  if (assessment.deleting) {
     return {
       phase: 'Deleting',
       reason: REASONS.Deleting,
       message: 'The VirtualCluster is being deleted; see status.cleanup.',
     };
   }
-  if (inputs.failure !== undefined) {
-    return { phase: 'Failed', ...inputs.failure };
+  if (assessment.failure !== undefined) return { phase: 'Failed', ...assessment.failure };
+  if (assessment.resolved === undefined) {
+    const message = `Not resolved: ${resolvedVerdict.message}`;
+    return { phase: 'Pending', reason: REASONS.Pending, message };
   }
-  if (!inputs.resolved) {
-    return {
-      phase: 'Pending',
-      reason: REASONS.Pending,
-      message: `Not resolved: ${inputs.unresolved.message}`,
-    };
-  }
-  const live = inputs.cell.verdict;
+  return degradedPhase(assessment.cell) ?? provisioningPhase(missing);
+}
+
+/** Degraded while the resolved Cell is not live or lost its inventory. */
+function degradedPhase(cell: CellLiveness): Phase | undefined {
+  const live = cell.verdict;
   if (live.status !== 'True') {
-    return {
-      phase: 'Degraded',
-      reason: live.reason,
-      message: `${live.message} The VirtualCluster is left as it is.`,
-    };
+    const message = `${live.message} The VirtualCluster is left as it is.`;
+    return { phase: 'Degraded', reason: live.reason, message };
   }
-  if (inputs.cell.inventoryGone) {
-    return {
-      phase: 'Degraded',
-      reason: REASONS.CellInventoryUnavailable,
-      message:
-        "The Cell's InventoryFresh condition is not True: an inventory source is gone. The VirtualCluster is left as it is.",
-    };
-  }
-  if (inputs.missing.length > 0) {
-    return {
-      phase: 'Provisioning',
-      reason: REASONS.Provisioning,
-      message: `Waiting for ${inputs.missing.join('; ')}.`,
-    };
+  if (!cell.inventoryGone) return undefined;
+  return {
+    phase: 'Degraded',
+    reason: REASONS.CellInventoryUnavailable,
+    message:
+      "The Cell's InventoryFresh condition is not True: an inventory source is gone. The VirtualCluster is left as it is.",
+  };
+}
+
+/** Provisioning while anything Ready waits for is missing; Ready once nothing is. */
+function provisioningPhase(missing: readonly string[]): Phase {
+  if (missing.length > 0) {
+    const message = `Waiting for ${missing.join('; ')}.`;
+    return { phase: 'Provisioning', reason: REASONS.Provisioning, message };
   }
   return {
     phase: 'Ready',
@@ -284,4 +447,9 @@ export function phaseOf(inputs: PhaseInputs): {
     message:
       'The k3k Cluster is ready, the NodePort is allocated, the kubeconfig is published and the quota is in place.',
   };
+}
+
+/** Ready: True in phase Ready; otherwise False with the phase's reason and message. */
+export function readyCondition(phase: Phase): Verdict {
+  return verdict('Ready', phase.phase === 'Ready', phase.reason, phase.message);
 }

@@ -5,9 +5,9 @@ import { loadVirtualClusterConfig } from './config.js';
 import { CONTROL_PLANE_RESERVE, LIMIT_RANGE_DEFAULT_REQUEST } from './constants.js';
 import { customizeVirtualCluster } from './customize.js';
 import { k3kKubeconfigSecretName, k3kObjectName } from './names.js';
-import { chooseEndpoint, isOlder } from './resolve.js';
+import { chooseEndpoint, isOlder, STALE_COPY_GRACE_SECONDS } from './resolve.js';
 import { RetryLaterError } from '../metacontroller/retry-later.js';
-import { finalizeVirtualCluster, STALE_COPY_GRACE_SECONDS, syncVirtualCluster } from './sync.js';
+import { finalizeVirtualCluster, syncVirtualCluster } from './sync.js';
 import {
   acceptedRelated,
   asObserved,
