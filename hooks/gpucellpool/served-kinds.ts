@@ -8,7 +8,7 @@
  * sync with "discovery: can't find resource <r> in apiVersion <v>", before the sync hook is
  * called: the pool gets a SyncError event, no status, and a retry with backoff, forever. So the
  * customize hook asks only for kinds the apiserver serves, and the sync hook, seeing such a group
- * missing from `related`, reports the kind and the fix as a condition (sync.ts, `KindNotServed`).
+ * missing from `related`, reports the kind and the fix as a condition (assess.ts, `KindNotServed`).
  * Discovery also gives the true plural of a kind (`kubeadmconfigtemplates`), which a customize
  * rule needs and the pool's template references do not name.
  *

@@ -11,7 +11,7 @@
 //    Cluster API writes: phase Running, `nodeRef`, addresses, nodeInfo, `initialization`, and
 //    the Ready/Available/NodeReady conditions.
 //
-// What KubeCell's pool reads (hooks/gpucellpool/sync.ts, currentNode): the Machine's
+// What KubeCell's pool reads (hooks/gpucellpool/nodes.ts, currentNode): the Machine's
 // `status.nodeRef.name` or `spec.providerID` to find the cell's Node, whose Ready condition makes
 // the cell Ready, and whose reported systemUUID goes into status.cells. Until a Machine has one of
 // the two, the pool keeps every Node it has (so the Node is registered before nodeRef is set).

@@ -7,12 +7,12 @@
 // - annotations: TopoLVM's free capacity `capacity.topolvm.io/<device-class>` in bytes
 //   (hooks/cell/storage.ts; TopoLVM's node agent writes it, the caller passes it here);
 // - status.conditions: Ready (and the pressure conditions) with lastHeartbeatTime
-//   (hooks/cell/inventory.ts, hooks/virtualcluster/resolve.ts, hooks/gpucellpool/sync.ts);
+//   (hooks/cell/inventory.ts, hooks/virtualcluster/resolve.ts, hooks/gpucellpool/nodes.ts);
 // - status.capacity / allocatable, including extended resources such as nvidia.com/gpu
 //   (hooks/cell/inventory.ts);
 // - status.addresses: InternalIP 127.0.0.x (the VirtualCluster's endpoint address,
 //   hooks/virtualcluster/resolve.ts) and Hostname;
-// - status.nodeInfo.systemUUID (the GPU cell's firmware UUID, hooks/gpucellpool/sync.ts);
+// - status.nodeInfo.systemUUID (the GPU cell's firmware UUID, hooks/gpucellpool/nodes.ts);
 // - spec.providerID when a cloud provider would set it (Cluster API matching).
 import { createHash } from 'node:crypto';
 import { KubeClient, resourcePath, type KubeObject } from './kube-client.js';

@@ -4,7 +4,7 @@
 // `userdata`, and registers the Node its join data describes, with the VM's firmware UUID as
 // `status.nodeInfo.systemUUID`, Ready, and the GPU its device plugin advertises).
 //
-// What KubeCell's pool reads (hooks/gpucellpool/sync.ts): the VM exists; a Node labelled
+// What KubeCell's pool reads (hooks/gpucellpool/nodes.ts): the VM exists; a Node labelled
 // `controller-uid=<pool uid>` (adopted through Metacontroller's selector) whose systemUUID equals
 // the firmware UUID (case-insensitively) is the cell's current Node; its Ready condition makes the
 // cell Ready. When a VM disappears, its kubelet stops posting: the Node turns Unknown, as the
