@@ -3,7 +3,7 @@
  * children: it only reports on what it observes. For the same request and the same `now` the
  * answer is byte-identical.
  */
-import type { Cell } from '../generated/types/index.js';
+import type { Cell, CellStatus } from '../generated/types/index.js';
 import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
 import type { CompositeSyncRequest, CompositeSyncResponse } from '../metacontroller/protocol.js';
 import { QuantityError } from '../quantity/quantity.js';
@@ -18,16 +18,8 @@ export function syncCell(
   config: CellControllerConfig,
   now: Date,
 ): CompositeSyncResponse {
-  return refusingBadQuantities(request.parent, () => {
-    const observation = observeCell(request.parent, request.related, config);
-    const assessment = assessCell(request.parent, observation, config, now);
-    const status = cellStatus(request.parent, assessment, now);
-    return {
-      status,
-      children: [],
-      resyncAfterSeconds: resyncAfter(assessment.liveness, config.resyncSeconds),
-    };
-  });
+  const { status, resyncAfterSeconds } = reportOn(request, config, now);
+  return { status, children: [], resyncAfterSeconds };
 }
 
 /**
@@ -40,18 +32,31 @@ export function finalizeCell(
   config: CellControllerConfig,
   now: Date,
 ): CompositeSyncResponse {
+  const { status, resyncAfterSeconds, resolvedBy } = reportOn(request, config, now);
+  const finalized = resolvedBy?.length === 0;
+  return { status, children: [], finalized, ...(finalized ? {} : { resyncAfterSeconds }) };
+}
+
+interface CellReport {
+  status: CellStatus;
+  resyncAfterSeconds: number;
+  /** VirtualClusters resolved to the Cell; undefined when they were not observed. */
+  resolvedBy?: string[];
+}
+
+/** The steps both hooks take: observe → assess → status, and when to look again. */
+function reportOn(
+  request: CompositeSyncRequest<Cell>,
+  config: CellControllerConfig,
+  now: Date,
+): CellReport {
   return refusingBadQuantities(request.parent, () => {
     const observation = observeCell(request.parent, request.related, config);
     const assessment = assessCell(request.parent, observation, config, now);
-    const status = cellStatus(request.parent, assessment, now);
-    const finalized = assessment.resolvedBy?.length === 0;
     return {
-      status,
-      children: [],
-      finalized,
-      ...(finalized
-        ? {}
-        : { resyncAfterSeconds: resyncAfter(assessment.liveness, config.resyncSeconds) }),
+      status: cellStatus(request.parent, assessment, now),
+      resyncAfterSeconds: resyncAfter(assessment.liveness, config.resyncSeconds),
+      ...(assessment.resolvedBy ? { resolvedBy: assessment.resolvedBy } : {}),
     };
   });
 }
@@ -60,10 +65,7 @@ export function finalizeCell(
  * The apiserver validates every quantity it stores, so one that does not parse means the request
  * is not what Metacontroller sends: answer 400 (nothing changes) rather than fail with a 500.
  */
-function refusingBadQuantities(
-  cell: Cell,
-  compute: () => CompositeSyncResponse,
-): CompositeSyncResponse {
+function refusingBadQuantities<T>(cell: Cell, compute: () => T): T {
   try {
     return compute();
   } catch (err) {
