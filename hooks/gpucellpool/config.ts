@@ -12,6 +12,7 @@
  * (HAMi's `nvidia.com/gpu` by default). Invalid values throw a `ConfigError` naming the variable.
  */
 import { EnvReader } from '../config/env-reader.js';
+import { isLabelValue } from '../kube/labels.js';
 import { SETTINGS_DEFAULTS } from './constants.js';
 
 export interface GPUCellPoolConfig {
@@ -23,7 +24,6 @@ export interface GPUCellPoolConfig {
 
 const QUALIFIED_NAME =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
 
 /** Parses `a=b,c=d`; undefined when malformed. */
 export function parseMatchLabels(text: string): Record<string, string> | undefined {
@@ -32,7 +32,7 @@ export function parseMatchLabels(text: string): Record<string, string> | undefin
     const match = /^\s*([^=\s]+)\s*=\s*([^=\s]*)\s*$/.exec(part);
     if (!match) return undefined;
     const [, key = '', value = ''] = match;
-    if (!QUALIFIED_NAME.test(key) || !LABEL_VALUE.test(value) || key in labels) return undefined;
+    if (!QUALIFIED_NAME.test(key) || !isLabelValue(value) || key in labels) return undefined;
     labels[key] = value;
   }
   return Object.keys(labels).length > 0 ? labels : undefined;
