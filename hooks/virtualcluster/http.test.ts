@@ -144,7 +144,7 @@ describe('VirtualCluster hooks over HTTP', function () {
     expect(stale.body.error).to.match(/no status\.resolved, but its .* was created at/);
   });
 
-  it('answers 400 naming the field for a VirtualCluster whose spec breaks its schema, but still finalizes it', async () => {
+  it('answers 400 naming the field for a VirtualCluster whose spec breaks its schema; skip-cleanup still lets it go', async () => {
     const { app } = await productApp(NOW);
     const broken = virtualCluster() as unknown as { spec: Record<string, unknown> };
     delete broken.spec['classRef'];
@@ -155,6 +155,12 @@ describe('VirtualCluster hooks over HTTP', function () {
     expect(JSON.stringify(sync.body)).to.contain('classRef');
     const deleting = structuredClone(broken) as unknown as VirtualCluster;
     deleting.metadata.deletionTimestamp = '2026-11-30T00:10:00Z';
+    const held = await request(app)
+      .post('/hooks/virtualcluster/finalize')
+      .send(syncRequest(deleting, [], [], true))
+      .expect(400);
+    expect(held.body.error).to.contain('classRef').and.contain('kubecell.io/skip-cleanup=true');
+    deleting.metadata.annotations = { 'kubecell.io/skip-cleanup': 'true' };
     const finalize = await request(app)
       .post('/hooks/virtualcluster/finalize')
       .send(syncRequest(deleting, [], [], true))
