@@ -28,10 +28,7 @@ export const SPEC_DEFAULTS = Object.freeze({
 /** Cells the autoscaler adds per step; the next step waits until every cell is Ready. */
 export const SCALE_UP_STEP = 1;
 
-// --- conditions and phases ---
-
-export const CONDITION_TYPES = ['Ready', 'ScalingActive', 'BootstrapValid'] as const;
-export type ConditionType = (typeof CONDITION_TYPES)[number];
+// --- cell phases ---
 
 /** The phases of a cell, in lifecycle order (status.cells[].phase). */
 export const CELL_PHASES = [
