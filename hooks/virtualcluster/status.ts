@@ -21,7 +21,7 @@ import { findCondition, verdict, type ConditionVerdict } from '../status/conditi
 import type { Assessment, ChildrenState } from './assess.js';
 import { endpointUrl } from './kubeconfig.js';
 import type { ChildNames } from './names.js';
-import type { K3kCluster, PriorStatus, VirtualClusterObservation } from './observe.js';
+import type { K3kCluster, VirtualClusterObservation } from './observe.js';
 import {
   REASONS,
   VC_CONDITION_TYPES,
@@ -32,36 +32,6 @@ import type { Rendering, SecretPlan, SecretPlanWhy } from './render.js';
 import type { Unresolved } from './resolve.js';
 
 export type Verdict = ConditionVerdict & { type: VirtualClusterConditionType };
-
-/** What a sync's conditions are built from. */
-export interface ConditionInputs {
-  prior: PriorStatus;
-  observation: VirtualClusterObservation;
-  assessment: Assessment;
-  rendering: Rendering;
-}
-
-/** Every condition of a sync in the order the status lists them, Ready last, and the phase. */
-export function syncConditions(inputs: ConditionInputs): { phase: Phase; verdicts: Verdict[] } {
-  const { prior, observation, assessment, rendering } = inputs;
-  const { resolved, children } = assessment;
-  const resolvedVerdict = resolvedCondition(resolved, assessment.unresolved);
-  const applied = childrenAppliedCondition(rendering, observation);
-  const k3k = k3kReadyCondition(observation.children.cluster, resolved !== undefined);
-  const kubeconfig = kubeconfigPublishedCondition(resolved, rendering, children, observation);
-  const missing = missingForReady({ applied, k3k, kubeconfig }, children, observation.names);
-  const phase = phaseOf(assessment, resolvedVerdict, missing);
-  const verdicts = [
-    feasibleCondition(assessment.evaluation, resolved, prior.conditions),
-    resolvedVerdict,
-    applied,
-    k3k,
-    kubeconfig,
-    assessment.cell.verdict,
-    readyCondition(phase),
-  ];
-  return { phase, verdicts };
-}
 
 // --- Feasible ---
 
@@ -87,9 +57,7 @@ export function feasibleCondition(
   const list = (result: FeasibilityCheck['result']) =>
     evaluation.checks
       .filter((check) => check.result === result)
-      .map(
-        (check) => `${check.name}${check.resource ? ` ${check.resource}` : ''} (${check.reason})`,
-      )
+      .map(describeCheck)
       .join(', ');
   switch (evaluation.decision) {
     case Decision.Accepted:
@@ -105,6 +73,10 @@ export function feasibleCondition(
   }
 }
 
+function describeCheck(check: FeasibilityCheck): string {
+  return `${check.name}${check.resource ? ` ${check.resource}` : ''} (${check.reason})`;
+}
+
 // --- Resolved ---
 
 export function resolvedCondition(
@@ -112,12 +84,8 @@ export function resolvedCondition(
   unresolved: Unresolved | undefined,
 ): Verdict {
   if (resolved !== undefined) {
-    return verdict(
-      'Resolved',
-      'True',
-      REASONS.Resolved,
-      `Resolved at ${resolved.resolvedAt} to Cell ${resolved.cell.name} (${resolved.cell.uid}) and class ${resolved.class.name} (${resolved.class.uid}); endpoint address ${resolved.endpointAddress}.`,
-    );
+    const message = `Resolved at ${resolved.resolvedAt} to Cell ${resolved.cell.name} (${resolved.cell.uid}) and class ${resolved.class.name} (${resolved.class.uid}); endpoint address ${resolved.endpointAddress}.`;
+    return verdict('Resolved', 'True', REASONS.Resolved, message);
   }
   const [reason, message] = unresolvedWords(unresolved ?? { why: 'notEvaluated' });
   return verdict('Resolved', 'False', reason, message);
@@ -161,36 +129,26 @@ export function childrenAppliedCondition(
   const applied = (status: Verdict['status'], reason: string, message: string) =>
     verdict('ChildrenApplied', status, reason, message);
   const observed = observation.children.all;
+  if (!rendering.rendered && observed.length === 0) {
+    return applied('False', REASONS.NotResolved, 'Not resolved: no children.');
+  }
   if (!rendering.rendered) {
-    return observed.length === 0
-      ? applied('False', REASONS.NotResolved, 'Not resolved: no children.')
-      : applied(
-          'Unknown',
-          REASONS.ChildrenKept,
-          `No usable status.resolved; the existing children are kept unchanged: ${observed.map(describe).join(', ')}.`,
-        );
+    const message = `No usable status.resolved; the existing children are kept unchanged: ${listed(observed)}.`;
+    return applied('Unknown', REASONS.ChildrenKept, message);
   }
   const present = new Set(observed.map(childId));
   const missing = rendering.children.filter((obj) => !present.has(childId(obj)));
   return missing.length === 0
-    ? applied(
-        'True',
-        REASONS.ChildrenApplied,
-        `Every child exists: ${rendering.children.map(describe).join(', ')}.`,
-      )
-    : applied(
-        'False',
-        REASONS.ChildrenPending,
-        `children to be applied: ${missing.map(describe).join(', ')}`,
-      );
+    ? applied('True', REASONS.ChildrenApplied, `Every child exists: ${listed(rendering.children)}.`)
+    : applied('False', REASONS.ChildrenPending, `children to be applied: ${listed(missing)}`);
 }
 
 function childId(obj: KubernetesObject): string {
   return `${childKey(obj.apiVersion, obj.kind)} ${obj.metadata?.name}`;
 }
 
-function describe(obj: KubernetesObject): string {
-  return `${obj.kind} ${obj.metadata.name}`;
+function listed(objects: readonly KubernetesObject[]): string {
+  return objects.map((obj) => `${obj.kind} ${obj.metadata.name}`).join(', ');
 }
 
 // --- K3kReady ---
@@ -405,11 +363,8 @@ export function phaseOf(
   missing: readonly string[],
 ): Phase {
   if (assessment.deleting) {
-    return {
-      phase: 'Deleting',
-      reason: REASONS.Deleting,
-      message: 'The VirtualCluster is being deleted; see status.cleanup.',
-    };
+    const message = 'The VirtualCluster is being deleted; see status.cleanup.';
+    return { phase: 'Deleting', reason: REASONS.Deleting, message };
   }
   if (assessment.failure !== undefined) return { phase: 'Failed', ...assessment.failure };
   if (assessment.resolved === undefined) {
@@ -427,12 +382,9 @@ function degradedPhase(cell: CellLiveness): Phase | undefined {
     return { phase: 'Degraded', reason: live.reason, message };
   }
   if (!cell.inventoryGone) return undefined;
-  return {
-    phase: 'Degraded',
-    reason: REASONS.CellInventoryUnavailable,
-    message:
-      "The Cell's InventoryFresh condition is not True: an inventory source is gone. The VirtualCluster is left as it is.",
-  };
+  const message =
+    "The Cell's InventoryFresh condition is not True: an inventory source is gone. The VirtualCluster is left as it is.";
+  return { phase: 'Degraded', reason: REASONS.CellInventoryUnavailable, message };
 }
 
 /** Provisioning while anything Ready waits for is missing; Ready once nothing is. */
@@ -441,12 +393,9 @@ function provisioningPhase(missing: readonly string[]): Phase {
     const message = `Waiting for ${missing.join('; ')}.`;
     return { phase: 'Provisioning', reason: REASONS.Provisioning, message };
   }
-  return {
-    phase: 'Ready',
-    reason: REASONS.Ready,
-    message:
-      'The k3k Cluster is ready, the NodePort is allocated, the kubeconfig is published and the quota is in place.',
-  };
+  const message =
+    'The k3k Cluster is ready, the NodePort is allocated, the kubeconfig is published and the quota is in place.';
+  return { phase: 'Ready', reason: REASONS.Ready, message };
 }
 
 /** Ready: True in phase Ready; otherwise False with the phase's reason and message. */

@@ -5,8 +5,9 @@
  * feasibility evaluation of resolve.ts and never again; failures; the Cell's liveness; what
  * Ready waits for) → render (render.ts: the children, from `status.resolved` only; without a
  * usable snapshot the observed children are returned as they are, so a missing or malformed
- * input never deletes or changes one) → status (status.ts: the conditions and the phase). The
- * status is returned whole; for the same request and clock it is byte-identical.
+ * input never deletes or changes one) → status (the conditions and the phase of status.ts, put
+ * together here with the placement, endpoint and credential). The status is returned whole; for
+ * the same request and clock it is byte-identical.
  *
  * A stale copy of the VirtualCluster is answered 429 with Retry-After 1 (nothing changes;
  * Metacontroller retries then, without a SyncError event) rather than resolved again: see
@@ -35,9 +36,22 @@ import {
   priorStatus,
   type PriorStatus,
   type ResourceQuota,
+  type VirtualClusterObservation,
 } from './observe.js';
-import { renderVirtualCluster } from './render.js';
-import { deletingConditions, syncConditions, type ConditionInputs } from './status.js';
+import { renderVirtualCluster, type Rendering } from './render.js';
+import {
+  childrenAppliedCondition,
+  deletingConditions,
+  feasibleCondition,
+  k3kReadyCondition,
+  kubeconfigPublishedCondition,
+  missingForReady,
+  phaseOf,
+  readyCondition,
+  resolvedCondition,
+  type Phase,
+  type Verdict,
+} from './status.js';
 
 export function syncVirtualCluster(
   request: CompositeSyncRequest<VirtualCluster>,
@@ -79,7 +93,7 @@ export function finalizeVirtualCluster(
 /** The status a sync returns: the placement, the endpoint and credential, the conditions. */
 function syncStatus(
   generation: number | undefined,
-  outcome: ConditionInputs,
+  outcome: SyncOutcome,
   now: Date,
 ): VirtualClusterStatus {
   const { prior, observation, assessment } = outcome;
@@ -100,6 +114,36 @@ function syncStatus(
       : { host: hostStatus(resolved, observation.children.resourceQuota) }),
     conditions: reconcileConditions(prior.conditions, verdicts, now, generation),
   };
+}
+
+/** What a sync established, from which its status is built. */
+interface SyncOutcome {
+  prior: PriorStatus;
+  observation: VirtualClusterObservation;
+  assessment: Assessment;
+  rendering: Rendering;
+}
+
+/** Every condition of a sync in the order the status lists them, Ready last, and the phase. */
+function syncConditions(inputs: SyncOutcome): { phase: Phase; verdicts: Verdict[] } {
+  const { prior, observation, assessment, rendering } = inputs;
+  const { resolved, children } = assessment;
+  const resolvedVerdict = resolvedCondition(resolved, assessment.unresolved);
+  const applied = childrenAppliedCondition(rendering, observation);
+  const k3k = k3kReadyCondition(observation.children.cluster, resolved !== undefined);
+  const kubeconfig = kubeconfigPublishedCondition(resolved, rendering, children, observation);
+  const missing = missingForReady({ applied, k3k, kubeconfig }, children, observation.names);
+  const phase = phaseOf(assessment, resolvedVerdict, missing);
+  const verdicts = [
+    feasibleCondition(assessment.evaluation, resolved, prior.conditions),
+    resolvedVerdict,
+    applied,
+    k3k,
+    kubeconfig,
+    assessment.cell.verdict,
+    readyCondition(phase),
+  ];
+  return { phase, verdicts };
 }
 
 /** `status.resolved`: the snapshot in use, or the stored one kept as it is when unusable. */
