@@ -44,31 +44,17 @@ export function cell(overrides: { uid?: string; profile?: string } = {}): Cell {
 
 /** The inventory of cell(): 64 cpu, 512Gi memory and 8 GPUs, 6 of them available. */
 function readyCellInventory(): NonNullable<CellStatus['inventory']> {
+  const entry = (
+    capacity: string,
+    allocatable: string,
+    requested: string,
+    committed: string,
+    availableEstimate: string,
+  ) => ({ capacity, allocatable, requested, pending: '0', committed, availableEstimate });
   return {
-    cpu: {
-      capacity: '64',
-      allocatable: '63500m',
-      requested: '12',
-      pending: '0',
-      committed: '8',
-      availableEstimate: '51500m',
-    },
-    memory: {
-      capacity: '512Gi',
-      allocatable: '500Gi',
-      requested: '100Gi',
-      pending: '0',
-      committed: '32Gi',
-      availableEstimate: '400Gi',
-    },
-    'nvidia.com/gpu': {
-      capacity: '8',
-      allocatable: '8',
-      requested: '2',
-      pending: '0',
-      committed: '2',
-      availableEstimate: '6',
-    },
+    cpu: entry('64', '63500m', '12', '8', '51500m'),
+    memory: entry('512Gi', '500Gi', '100Gi', '32Gi', '400Gi'),
+    'nvidia.com/gpu': entry('8', '8', '2', '2', '6'),
   };
 }
 
