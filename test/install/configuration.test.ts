@@ -3,15 +3,20 @@
 // (tests excluded): `env.NAME` and `process.env.NAME`, `env['NAME']`, a name passed to an
 // EnvReader method or a `read(...)` helper, and the keys of every exported `*DEFAULTS` map.
 // Calling the loaders with an environment that records what is asked for checks that the
-// reading of the sources misses nothing they read. Unit test: no cluster.
+// reading of the sources misses nothing they read, and that the loaders read every variable the
+// sources name. The defaults are the ones the loaders apply (settings.ts), for every row of the
+// table. Unit test: no cluster.
 import { expect } from 'chai';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { loadWebhookConfig } from '../../hooks/admission/config.js';
-import { loadConfig } from '../../hooks/server/config.js';
-import { registerControllers } from '../../hooks/controllers/register.js';
-import { HookRegistry } from '../../hooks/server/registry.js';
-import { backticked, column, readRepoFile, section, tables } from './markdown.js';
+import { backticked, column, readRepoFile, section, tables, type Table } from './markdown.js';
+import {
+  CREDENTIAL_VARIABLES,
+  defaultsTableProblems,
+  loadEverySetting,
+  recordingEnv,
+  settingsOfLoaders,
+} from './settings.js';
 import { repoRoot, runtimeSources } from './support.js';
 
 /**
@@ -68,60 +73,24 @@ async function variablesRead(): Promise<Map<string, Set<string>>> {
   return found;
 }
 
-/** `KUBECELL_*` → its default, from every exported `*DEFAULTS` map of hooks/. */
-async function defaultsOf(): Promise<Map<string, string>> {
-  const defaults = new Map<string, string>();
-  for (const file of sources()) {
-    const names = [...readRepoFile(file).matchAll(/export const (\w*DEFAULTS)\b/g)].map(
-      (m) => m[1] as string,
-    );
-    if (names.length === 0) continue;
-    const module = (await import(pathToFileURL(path.join(repoRoot, file)).href)) as Record<
-      string,
-      unknown
-    >;
-    for (const name of names) {
-      for (const [key, value] of Object.entries((module[name] ?? {}) as Record<string, unknown>)) {
-        if (
-          key.startsWith('KUBECELL_') &&
-          (typeof value === 'string' || typeof value === 'number')
-        ) {
-          defaults.set(key, String(value));
-        }
-      }
-    }
-  }
-  return defaults;
-}
-
-/** An environment that records every variable asked for, and has none set. */
-function recordingEnv(): { env: NodeJS.ProcessEnv; asked: Set<string> } {
-  const asked = new Set<string>();
-  const env = new Proxy({} as NodeJS.ProcessEnv, {
-    get(_target, key) {
-      if (typeof key === 'string') asked.add(key);
-      return undefined;
-    },
-    has(_target, key) {
-      if (typeof key === 'string') asked.add(key);
-      return false;
-    },
-  });
-  return { env, asked };
-}
-
 interface Row {
   variables: string[];
   fallback: string | undefined;
   text: string;
 }
 
-/** The rows of the README's "## Configuration" table. */
-function configurationTable(): Row[] {
+/** The README's "## Configuration" table. */
+function readmeTable(): Table {
   const text = section(readRepoFile('README.md'), 2, 'Configuration');
   if (text === undefined) throw new Error('README.md has no "## Configuration"');
   const table = tables(text).find((candidate) => column(candidate, /^variable$/i) !== -1);
   if (table === undefined) throw new Error('README.md "## Configuration" has no Variable table');
+  return table;
+}
+
+/** The rows of the README's "## Configuration" table. */
+function configurationTable(): Row[] {
+  const table = readmeTable();
   const variable = column(table, /^variable$/i);
   const fallback = column(table, /^default$/i);
   return table.rows.map((row) => ({
@@ -153,11 +122,17 @@ describe('README configuration table', () => {
 
   it('reading the sources finds every variable the settings loaders ask for', () => {
     const { env, asked } = recordingEnv();
-    loadConfig(env);
-    loadWebhookConfig(env);
-    registerControllers(new HookRegistry(), { env, clock: () => new Date(0) });
+    loadEverySetting(env);
     expect(asked.size).to.be.greaterThan(10);
     expect([...asked].filter((name) => !read.has(name)).sort()).to.deep.equal([]);
+  });
+
+  it('the settings loaders read every variable the sources name (so each default is seen)', () => {
+    const { env, asked } = recordingEnv();
+    loadEverySetting(env);
+    expect(
+      [...read.keys()].filter((name) => !asked.has(name) && !CREDENTIAL_VARIABLES.has(name)).sort(),
+    ).to.deep.equal([]);
   });
 
   it('lists every variable the code reads', () => {
@@ -177,17 +152,9 @@ describe('README configuration table', () => {
     expect(listed.filter((name) => NOT_SETTINGS.has(name))).to.deep.equal([]);
   });
 
-  it('gives the code’s default of each variable that has one', async () => {
-    const defaults = await defaultsOf();
-    const wrong: string[] = [];
-    for (const row of configurationTable()) {
-      for (const name of row.variables) {
-        const code = defaults.get(name);
-        if (code !== undefined && row.fallback !== code) {
-          wrong.push(`${name}: documented ${row.fallback ?? '(none)'}, code ${code}`);
-        }
-      }
-    }
-    expect(wrong).to.deep.equal([]);
+  it('gives the code’s default of every variable, and unset where the code has none', () => {
+    expect(defaultsTableProblems(readmeTable(), settingsOfLoaders(), 'README.md')).to.deep.equal(
+      [],
+    );
   });
 });

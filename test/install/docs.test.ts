@@ -3,17 +3,26 @@
 //   headings (GitHub's slugs);
 // - every samples/ path a doc names exists and passes `kubecell validate`;
 // - reasons and phases the docs list (tables with a Phase or Reason column, and the prose lists
-//   of docs/concepts.md) are tokens the code writes; documented defaults of KUBECELL_*
-//   variables are the code's defaults, and every variable a doc names is read by the code;
+//   of docs/concepts.md) are tokens the code writes (api-tokens.ts: every export of every
+//   hooks/*/reasons.ts, and the schemas' enums), and every token of a reasons module is listed
+//   there; every row of every Variable/Default table gives the code's default (settings.ts: as
+//   the settings loaders apply it), or says unset where the code has none, and every variable a
+//   doc names is read by the code;
 // - docs/README.md indexes every doc DESIGN.md §5 asks for;
 // - no private path (a home directory, /work/, /root/, /tmp/kubecell) in docs, samples or
 //   manifests.
 import { expect } from 'chai';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { runCli } from '../../hooks/cli/validate.js';
+import { TOKEN, schemaEnums, tokensByModule } from './api-tokens.js';
 import { backticked, readRepoFile, tables, withoutFences } from './markdown.js';
+import {
+  defaultsTableProblems,
+  isDefaultsTable,
+  settingsOfLoaders,
+  type Setting,
+} from './settings.js';
 import { repoRoot, runtimeSources } from './support.js';
 
 const SKIPPED_DIRS = new Set(['node_modules', '.cache', '.git', 'dist']);
@@ -110,75 +119,15 @@ function deadLink({ file, target }: Link): string | undefined {
   return undefined;
 }
 
-// --- tokens the code writes, and the defaults it applies -----------------------------------
+// --- tokens the code writes --------------------------------------------------------------------
 
-function stringsIn(value: unknown, into: Set<string>): void {
-  if (typeof value === 'string') into.add(value);
-  else if (Array.isArray(value)) value.forEach((item) => stringsIn(item, into));
-  else if (typeof value === 'object' && value !== null) {
-    Object.values(value).forEach((item) => stringsIn(item, into));
-  }
-}
-
-/** Exports that hold API tokens: reasons, phases, condition types, decisions. */
-const TOKEN_EXPORT = /reason|phase|condition|decision/i;
-
-/**
- * Every string of every export whose name says it holds reasons, phases, condition types or
- * decisions (`CELL_REASONS`, `VC_PHASES`, `Decision`, ...), and every enum of the schemas.
- */
-async function knownTokens(): Promise<Set<string>> {
-  const tokens = new Set<string>();
-  const declares = /export const (\w+)/g;
-  for (const file of runtimeSources('hooks')) {
-    const names = [...readRepoFile(file).matchAll(declares)]
-      .map((match) => match[1] as string)
-      .filter((name) => TOKEN_EXPORT.test(name));
-    if (names.length === 0) continue;
-    const module = (await import(pathToFileURL(path.join(repoRoot, file)).href)) as Record<
-      string,
-      unknown
-    >;
-    for (const name of names) stringsIn(module[name], tokens);
-  }
-  const collectEnums = (node: unknown): void => {
-    if (Array.isArray(node)) node.forEach(collectEnums);
-    else if (typeof node === 'object' && node !== null) {
-      for (const [key, value] of Object.entries(node)) {
-        if (key === 'enum') stringsIn(value, tokens);
-        else collectEnums(value);
-      }
-    }
-  };
-  const schemas = path.join(repoRoot, 'hooks', 'generated', 'schemas');
-  for (const file of readdirSync(schemas).filter((name) => name.endsWith('.json'))) {
-    collectEnums(JSON.parse(readFileSync(path.join(schemas, file), 'utf8')));
-  }
+/** The tokens the code writes: every string of every hooks/<folder>/reasons.ts, and the enums of the schemas. */
+function knownTokens(byModule: ReadonlyMap<string, ReadonlySet<string>>): Set<string> {
+  const tokens = schemaEnums();
+  for (const module of byModule.values()) module.forEach((token) => tokens.add(token));
   return tokens;
 }
 
-/** `KUBECELL_*` → its default, from every exported `*DEFAULTS` map of a config module. */
-async function codeDefaults(): Promise<Map<string, Set<string>>> {
-  const defaults = new Map<string, Set<string>>();
-  for (const file of runtimeSources('hooks').filter((name) => name.endsWith('/config.ts'))) {
-    const module = (await import(pathToFileURL(path.join(repoRoot, file)).href)) as Record<
-      string,
-      unknown
-    >;
-    for (const value of Object.values(module)) {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
-      for (const [name, fallback] of Object.entries(value)) {
-        if (!name.startsWith('KUBECELL_') || typeof fallback !== 'string') continue;
-        const known = defaults.get(name) ?? new Set<string>();
-        known.add(fallback);
-        defaults.set(name, known);
-      }
-    }
-  }
-  return defaults;
-}
-
-const CAMEL_TOKEN = /^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)*$/;
 /** The text of `### sub` inside `## section` of a Markdown file. */
 function subsection(file: string, section: string, sub: string): string {
   const text = readRepoFile(file);
@@ -207,6 +156,32 @@ const TOKEN_PROSE: Array<[file: string, section: string, sub: string]> = [
 const FOREIGN_TOKENS = new Map([['Provisioned', "k3k's reason on its Cluster's Ready condition"]]);
 
 const TOKEN_COLUMN = /^(phases?|reasons?|condition reasons?)$/i;
+
+/** A cell of a Phase or Reason column, where it is. */
+interface TokenCell {
+  where: string;
+  cell: string;
+}
+
+/** Every cell of every Phase or Reason column of the docs' tables. */
+function tokenCells(): TokenCell[] {
+  return MARKDOWN.flatMap((file) =>
+    tables(readRepoFile(file)).flatMap((table) => {
+      const columns = table.header
+        .map((title, index) => [title.replace(/`/g, '').trim(), index] as const)
+        .filter(([title]) => TOKEN_COLUMN.test(title))
+        .map(([, index]) => index);
+      return table.rows.flatMap((row) =>
+        columns.map((column) => ({ where: `${file}:${table.line}`, cell: row[column] ?? '' })),
+      );
+    }),
+  );
+}
+
+/** The tokens of a prose list of TOKEN_PROSE. */
+function proseTokens([file, section, sub]: (typeof TOKEN_PROSE)[number]): string[] {
+  return backticked(subsection(file, section, sub)).filter((token) => TOKEN.test(token));
+}
 
 // --- private paths -----------------------------------------------------------------------------
 
@@ -296,54 +271,65 @@ describe('documentation', () => {
   });
 
   describe('reasons, phases and defaults are the code’s', () => {
+    let byModule: Map<string, Set<string>>;
     let tokens: Set<string>;
-    let defaults: Map<string, Set<string>>;
+    let settings: Map<string, Setting>;
     before(async () => {
-      tokens = await knownTokens();
-      defaults = await codeDefaults();
+      byModule = await tokensByModule();
+      tokens = knownTokens(byModule);
+      settings = settingsOfLoaders();
     });
 
     it('(the code’s tokens and defaults are found)', () => {
+      expect([...byModule.keys()]).to.include.members([
+        'hooks/cell/reasons.ts',
+        'hooks/feasibility/reasons.ts',
+        'hooks/gpucellpool/reasons.ts',
+        'hooks/plan/reasons.ts',
+        'hooks/virtualcluster/reasons.ts',
+      ]);
+      const empty = [...byModule].filter(([, found]) => found.size === 0).map(([file]) => file);
+      expect(empty, 'reasons modules without a token').to.deep.equal([]);
       for (const token of ['Ready', 'CellNotFound', 'ManagedClusterReplaced', 'Accepted']) {
         expect(tokens.has(token), token).to.equal(true);
       }
-      expect(defaults.get('KUBECELL_PORT')).to.deep.equal(new Set(['8080']));
+      expect(settings.get('KUBECELL_PORT')?.defaults).to.deep.equal(new Set(['8080']));
+      expect(settings.get('KUBECELL_TLS_CERT_FILE')?.defaults).to.deep.equal(new Set());
     });
 
     it('every token in a Phase or Reason column of a table is one the code writes', () => {
-      const unknown: string[] = [];
-      let checked = 0;
-      for (const file of MARKDOWN) {
-        for (const table of tables(readRepoFile(file))) {
-          const columns = table.header
-            .map((title, index) => [title.replace(/`/g, ''), index] as const)
-            .filter(([title]) => TOKEN_COLUMN.test(title))
-            .map(([, index]) => index);
-          for (const row of table.rows) {
-            for (const column of columns) {
-              for (const token of backticked(row[column] ?? '').filter((t) =>
-                CAMEL_TOKEN.test(t),
-              )) {
-                checked++;
-                if (!tokens.has(token)) unknown.push(`${file}:${table.line}: ${token}`);
-              }
-            }
-          }
-        }
-      }
-      expect(checked).to.be.greaterThan(20);
-      expect(unknown).to.deep.equal([]);
+      const wrong = tokenCells().flatMap(({ where, cell }) => {
+        const spans = backticked(cell);
+        if (spans.length === 0) return [`${where}: "${cell}" names no token`];
+        return spans.flatMap((span) => {
+          if (!TOKEN.test(span)) return [`${where}: \`${span}\` is not a token`];
+          return tokens.has(span) ? [] : [`${where}: ${span} is not written by the code`];
+        });
+      });
+      expect(wrong).to.deep.equal([]);
     });
 
-    for (const [file, section, sub] of TOKEN_PROSE) {
+    for (const prose of TOKEN_PROSE) {
+      const [file, section, sub] = prose;
       it(`every token of ${file} "${section}" › "${sub}" is one the code writes`, () => {
-        const found = backticked(subsection(file, section, sub)).filter((t) => CAMEL_TOKEN.test(t));
-        expect(found.length).to.be.greaterThan(3);
+        const found = proseTokens(prose);
+        expect(found, 'tokens listed').to.not.deep.equal([]);
         expect(
           found.filter((token) => !tokens.has(token) && !FOREIGN_TOKENS.has(token)),
         ).to.deep.equal([]);
       });
     }
+
+    it('every token of every hooks/*/reasons.ts is listed in a Phase or Reason column or a token list', () => {
+      const documented = new Set([
+        ...tokenCells().flatMap(({ cell }) => backticked(cell)),
+        ...TOKEN_PROSE.flatMap(proseTokens),
+      ]);
+      const undocumented = [...byModule].flatMap(([file, found]) =>
+        [...found].filter((token) => !documented.has(token)).map((token) => `${file}: ${token}`),
+      );
+      expect(undocumented).to.deep.equal([]);
+    });
 
     it('every KUBECELL_* variable a doc names is read by the code', () => {
       const sources = [
@@ -362,31 +348,44 @@ describe('documentation', () => {
       expect([...new Set(unknown)]).to.deep.equal([]);
     });
 
-    it('every default in a Variable/Default table is the code’s', () => {
-      const wrong: string[] = [];
-      let checked = 0;
-      for (const file of MARKDOWN) {
-        for (const table of tables(readRepoFile(file))) {
-          const titles = table.header.map((title) => title.replace(/`/g, '').toLowerCase());
-          const variable = titles.indexOf('variable');
-          const fallback = titles.indexOf('default');
-          if (variable === -1 || fallback === -1) continue;
-          for (const row of table.rows) {
-            const name = backticked(row[variable] ?? '').find((t) => t.startsWith('KUBECELL_'));
-            const documented = backticked(row[fallback] ?? '')[0];
-            const known = name === undefined ? undefined : defaults.get(name);
-            if (name === undefined || documented === undefined || known === undefined) continue;
-            checked++;
-            if (!known.has(documented)) {
-              wrong.push(
-                `${file}:${table.line}: ${name} documented ${documented}, code ${[...known]}`,
-              );
-            }
-          }
-        }
-      }
-      expect(checked).to.be.greaterThan(3);
-      expect(wrong).to.deep.equal([]);
+    it('(the defaults check names every row it cannot match)', () => {
+      const table = tables(
+        [
+          '| Variable | Default | Meaning |',
+          '| --- | --- | --- |',
+          '| `KUBECELL_PORT` | `8080` | right |',
+          '| `KUBECELL_TLS_CERT_FILE` | unset | right: no default |',
+          '| `KUBECONFIG` | (unset) | right: credentials |',
+          '| `KUBECELL_PORT` | `80` | wrong value |',
+          '| `KUBECELL_PORT` | unset | has a default |',
+          '| `KUBECELL_TLS_KEY_FILE` | `tls.key` | has none |',
+          '| `KUBECELL_NO_SUCH_THING` | `1` | read by nothing |',
+          '| `KUBECELL_LOG_LEVEL` | info | no backticks |',
+          '| the port | `8080` | no variable |',
+        ].join('\n'),
+      )[0];
+      expect(table !== undefined && isDefaultsTable(table)).to.equal(true);
+      const problems = defaultsTableProblems(table!, settings, 'x.md');
+      expect(problems.map((problem) => problem.replace(/^x\.md:1: /, ''))).to.deep.equal([
+        'KUBECELL_PORT: documented 80, the code’s default is 8080',
+        'KUBECELL_PORT: documented unset, the code’s default is 8080',
+        'KUBECELL_TLS_KEY_FILE: documented tls.key, the code has no default',
+        'KUBECELL_NO_SUCH_THING: no settings loader of the hook server reads it',
+        'KUBECELL_LOG_LEVEL: the default "info" is neither a value in backticks nor unset/none/required',
+        'the row "the port | `8080` | no variable" names no variable',
+      ]);
+    });
+
+    it('every row of every Variable/Default table gives the code’s default, or unset for none', () => {
+      const found = MARKDOWN.flatMap((file) =>
+        tables(readRepoFile(file))
+          .filter(isDefaultsTable)
+          .map((table) => ({ file, table })),
+      );
+      expect(found.map(({ file }) => file)).to.include('README.md');
+      expect(
+        found.flatMap(({ file, table }) => defaultsTableProblems(table, settings, file)),
+      ).to.deep.equal([]);
     });
   });
 

@@ -1,15 +1,16 @@
 // docs/troubleshooting.md has a row for every condition and check reason the code writes, and
-// names no reason the code does not write. The reasons are found the way docs.test.ts finds
-// tokens: every `export const` of hooks/ whose name says it holds reasons (CELL_REASONS,
-// REASONS, Reason, READY_REASONS, ...), imported and read. Each module's reasons belong to
-// one `## ` section of the document; a module that starts exporting reasons without a section
-// fails the test, so a new kind cannot go undocumented. Unit test: no cluster.
+// names no reason the code does not write. The reasons are read the way docs.test.ts reads
+// tokens (api-tokens.ts): every export of every hooks/<folder>/reasons.ts, whatever its name,
+// except the exports listed in NOT_REASONS (phases, condition types, decisions, check names),
+// which must exist. An export renamed or added is read as reasons, so it cannot drop out of the
+// check unseen; reasons exported anywhere else fail the test. Each reasons module belongs to one
+// `## ` section of the document; a module without a section fails the test, so a new kind cannot
+// go undocumented. Unit test: no cluster.
 import { expect } from 'chai';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { REASONS_BY_CHECK } from '../../hooks/feasibility/reasons.js';
+import { TOKEN, exportsOf, reasonModules } from './api-tokens.js';
 import { backticked, column, readRepoFile, section, tables } from './markdown.js';
-import { repoRoot, runtimeSources } from './support.js';
+import { runtimeSources } from './support.js';
 
 const DOC = 'docs/troubleshooting.md';
 
@@ -22,8 +23,15 @@ const SECTIONS: Readonly<Record<string, string>> = {
   'hooks/gpucellpool/reasons.ts': 'GPUCellPool',
 };
 
-const REASON_EXPORT = /reason/i;
-const TOKEN = /^[A-Z][A-Za-z0-9]+$/;
+/** The exports of a reasons module that hold other tokens than condition reasons. */
+const NOT_REASONS: Readonly<Record<string, readonly string[]>> = {
+  'hooks/cell/reasons.ts': ['CELL_PHASES', 'CELL_CONDITION_TYPES'],
+  'hooks/feasibility/reasons.ts': ['Decision', 'CHECK_ORDER'],
+  'hooks/virtualcluster/reasons.ts': ['VC_PHASES', 'VC_CONDITION_TYPES'],
+};
+
+/** Exports that say they hold reasons, by name: they belong in a reasons module. */
+const REASON_EXPORT = /export const (\w*reason\w*)/gi;
 
 /**
  * The reason strings of an exported value: a string itself, the strings of a list or a map, and
@@ -39,22 +47,23 @@ function reasonStrings(value: unknown, into: Set<string>): void {
   }
 }
 
-/** Module (repository-relative) → the reasons its reason exports hold. */
+/**
+ * Reasons module (repository-relative) → the reasons of its exports. Throws when NOT_REASONS
+ * names an export the module does not have.
+ */
 async function reasonsByModule(): Promise<Map<string, Set<string>>> {
   const found = new Map<string, Set<string>>();
-  for (const file of runtimeSources('hooks').filter(
-    (name) => !name.startsWith('hooks/generated/'),
-  )) {
-    const names = [...readRepoFile(file).matchAll(/export const (\w+)/g)]
-      .map((match) => match[1] as string)
-      .filter((name) => REASON_EXPORT.test(name));
-    if (names.length === 0) continue;
-    const module = (await import(pathToFileURL(path.join(repoRoot, file)).href)) as Record<
-      string,
-      unknown
-    >;
+  for (const file of reasonModules()) {
+    const exported = await exportsOf(file);
+    const others = NOT_REASONS[file] ?? [];
+    const missing = others.filter((name) => !(name in exported));
+    if (missing.length > 0) {
+      throw new Error(`${file} has no export ${missing.join(', ')}: update NOT_REASONS`);
+    }
     const reasons = new Set<string>();
-    for (const name of names) reasonStrings(module[name], reasons);
+    for (const [name, value] of Object.entries(exported)) {
+      if (!others.includes(name)) reasonStrings(value, reasons);
+    }
     found.set(file, reasons);
   }
   return found;
@@ -102,6 +111,16 @@ describe('docs/troubleshooting.md', () => {
   it('every module that exports reasons has its section', () => {
     expect([...modules.keys()].filter((file) => SECTIONS[file] === undefined)).to.deep.equal([]);
     expect(Object.keys(SECTIONS).filter((file) => !modules.has(file))).to.deep.equal([]);
+    expect(Object.keys(NOT_REASONS).filter((file) => !modules.has(file))).to.deep.equal([]);
+  });
+
+  it('reasons are exported by reasons modules only', () => {
+    const elsewhere = runtimeSources('hooks')
+      .filter((file) => !file.startsWith('hooks/generated/') && !modules.has(file))
+      .flatMap((file) =>
+        [...readRepoFile(file).matchAll(REASON_EXPORT)].map((match) => `${file}: ${match[1]}`),
+      );
+    expect(elsewhere).to.deep.equal([]);
   });
 
   for (const [file, title] of Object.entries(SECTIONS)) {
