@@ -4,17 +4,21 @@ import type {
   Cell,
   CellStatus,
   VirtualCluster,
+  VirtualClusterStatus,
   VirtualNodeClass,
 } from '../generated/types/index.js';
+import { LABELS } from '../kube/labels.js';
 import { TYPE_KEYS, type Namespace, type Node } from '../kube/objects.js';
 import {
   toObjectMap,
   type CompositeSyncRequest,
+  type CompositeSyncResponse,
   type KubernetesObject,
   type ObjectMap,
 } from '../metacontroller/protocol.js';
 import { DEFAULT_VIRTUALCLUSTER_CONFIG, type VirtualClusterConfig } from './config.js';
-import type { SecretObject } from './observe.js';
+import { CHILD_TYPES, type SecretObject } from './observe.js';
+import { syncVirtualCluster } from './sync.js';
 
 export const NOW = new Date('2026-11-30T00:00:00Z');
 export const CONFIG: VirtualClusterConfig = { ...DEFAULT_VIRTUALCLUSTER_CONFIG };
@@ -157,10 +161,7 @@ export function node(
   return {
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: {
-      name,
-      labels: { 'kubecell.io/machine-profile': options.profile ?? 'a100' },
-    },
+    metadata: { name, labels: { [LABELS.machineProfile]: options.profile ?? 'a100' } },
     ...(options.unschedulable ? { spec: { unschedulable: true } } : {}),
     status: {
       addresses: [
@@ -176,7 +177,7 @@ export function hostNamespace(name = 'tenant-a', host = true): Namespace {
   return {
     apiVersion: 'v1',
     kind: 'Namespace',
-    metadata: { name, labels: host ? { 'kubecell.io/host-namespace': 'true' } : {} },
+    metadata: { name, labels: host ? { [LABELS.hostNamespace]: 'true' } : {} },
   };
 }
 
@@ -198,7 +199,7 @@ export function virtualCluster(
       uid: overrides.uid ?? VC_UID,
       generation: overrides.generation ?? 1,
       creationTimestamp: overrides.created ?? '2026-11-29T12:00:00Z',
-      labels: { 'kubecell.io/cell': 'cell1', 'kubecell.io/class': 'small' },
+      labels: { [LABELS.cell]: 'cell1', [LABELS.class]: 'small' },
     },
     spec: { cellRef: { name: 'cell1' }, classRef: { name: 'small' } },
   };
@@ -249,13 +250,7 @@ const RELATED_GROUPS = [
   TYPE_KEYS.namespace,
   TYPE_KEYS.node,
 ];
-const CHILD_GROUPS = [
-  TYPE_KEYS.k3kCluster,
-  TYPE_KEYS.resourceQuota,
-  TYPE_KEYS.limitRange,
-  TYPE_KEYS.service,
-  TYPE_KEYS.secret,
-];
+const CHILD_GROUPS = Object.values(CHILD_TYPES);
 
 function withGroups(objects: readonly KubernetesObject[], groups: readonly string[]): ObjectMap {
   const map = toObjectMap(objects);
@@ -330,6 +325,43 @@ export function asObserved(
 /** A copy of `vc` carrying `status`, as the next sync would receive it. */
 export function withStatus(vc: VirtualCluster, status: unknown): VirtualCluster {
   return { ...structuredClone(vc), status: structuredClone(status) as VirtualCluster['status'] };
+}
+
+// --- one sync, and what it answered ---
+
+export const LATER = new Date('2026-11-30T01:00:00Z');
+
+/** One sync of `vc` with the accepted related objects (by default), CONFIG and NOW. */
+export function runSync(
+  vc: VirtualCluster,
+  related: KubernetesObject[] = acceptedRelated(),
+  children: KubernetesObject[] = [],
+  now = NOW,
+): CompositeSyncResponse {
+  return syncVirtualCluster(syncRequest(vc, related, children), CONFIG, now);
+}
+
+export function statusOf(response: CompositeSyncResponse): VirtualClusterStatus {
+  return response.status as VirtualClusterStatus;
+}
+
+export function condition(response: CompositeSyncResponse, type: string) {
+  return statusOf(response).conditions?.find((c) => c.type === type);
+}
+
+export function byKind(children: KubernetesObject[], kind: string) {
+  return children.find((child) => child.kind === kind);
+}
+
+/** A resolved VirtualCluster and the children Metacontroller created for it. */
+export function resolvedWorld(options: { nodePort?: number } = {}) {
+  const vc = virtualCluster();
+  const first = runSync(vc);
+  const resolvedVc = withStatus(vc, first.status);
+  const children = first.children.map((child) =>
+    asObserved(child, child.kind === 'Service' ? { nodePort: options.nodePort ?? 31234 } : {}),
+  );
+  return { vc: resolvedVc, first, children };
 }
 
 // --- kubeconfigs for the allowlist tests ---
