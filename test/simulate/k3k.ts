@@ -3,7 +3,7 @@
 //
 // - the Cluster's status (`k3k.io/v1beta1`, status subresource): phase Ready and condition
 //   Ready=True, reason Provisioned (k3k's pkg/controller/cluster/status.go), plus hostVersion,
-//   CIDRs and tlsSANs. hooks/virtualcluster/status.ts (k3kReadiness) reads the Ready condition,
+//   CIDRs and tlsSANs. hooks/virtualcluster/status.ts (k3kReadyCondition) reads the Ready condition,
 //   or the phase when there is no condition;
 // - the admin kubeconfig Secret `k3k-<cluster>-kubeconfig` in the Cluster's namespace (k3k's
 //   SafeConcatNameWithPrefix, shortened with a hash past 63 characters), key `kubeconfig.yaml`,
