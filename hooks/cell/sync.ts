@@ -4,9 +4,7 @@
  * answer is byte-identical.
  */
 import type { Cell, CellStatus } from '../generated/types/index.js';
-import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
 import type { CompositeSyncRequest, CompositeSyncResponse } from '../metacontroller/protocol.js';
-import { QuantityError } from '../quantity/quantity.js';
 import { assessCell } from './assess.js';
 import type { CellControllerConfig } from './config.js';
 import { resyncAfter } from './liveness.js';
@@ -50,29 +48,12 @@ function reportOn(
   config: CellControllerConfig,
   now: Date,
 ): CellReport {
-  return refusingBadQuantities(request.parent, () => {
-    const observation = observeCell(request.parent, request.related, config);
-    const assessment = assessCell(request.parent, observation, config, now);
-    return {
-      status: cellStatus(request.parent, assessment, now),
-      resyncAfterSeconds: resyncAfter(assessment.liveness, config.resyncSeconds),
-      ...(assessment.resolvedBy ? { resolvedBy: assessment.resolvedBy } : {}),
-    };
-  });
-}
-
-/**
- * The apiserver validates every quantity it stores, so one that does not parse means the request
- * is not what Metacontroller sends: answer 400 (nothing changes) rather than fail with a 500.
- */
-function refusingBadQuantities<T>(cell: Cell, compute: () => T): T {
-  try {
-    return compute();
-  } catch (err) {
-    if (!(err instanceof QuantityError)) throw err;
-    const { namespace, name } = cell.metadata;
-    throw new InvalidHookInputError(
-      `Cell ${namespace ?? ''}/${name}: an observed Node, Pod or PersistentVolume has an ${err.message}; the apiserver never stores one, so the request is not acted on`,
-    );
-  }
+  // Every quantity it reads was parsed by the validation layer (hooks/controllers/).
+  const observation = observeCell(request.parent, request.related, config);
+  const assessment = assessCell(request.parent, observation, config, now);
+  return {
+    status: cellStatus(request.parent, assessment, now),
+    resyncAfterSeconds: resyncAfter(assessment.liveness, config.resyncSeconds),
+    ...(assessment.resolvedBy ? { resolvedBy: assessment.resolvedBy } : {}),
+  };
 }

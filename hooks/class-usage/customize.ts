@@ -11,7 +11,6 @@ import type {
   CustomizeHookResponse,
   RelatedResourceRule,
 } from '../metacontroller/protocol.js';
-import { requireClass } from './parent.js';
 
 /**
  * The VirtualClusters labelled with the class, in every namespace. A class whose name is no
@@ -33,6 +32,5 @@ export function classUsageRelatedResources(klass: VirtualNodeClass): RelatedReso
 export function customizeClassUsage(
   request: CustomizeHookRequest<VirtualNodeClass>,
 ): CustomizeHookResponse {
-  requireClass(request.parent);
   return { relatedResources: classUsageRelatedResources(request.parent) };
 }

@@ -14,13 +14,11 @@ import type { VirtualNodeClass } from '../generated/types/index.js';
 import { TYPE_KEYS } from '../kube/objects.js';
 import type { DecoratorSyncRequest, DecoratorSyncResponse } from '../metacontroller/protocol.js';
 import { classUsageRelatedResources } from './customize.js';
-import { requireClass } from './parent.js';
 import { computeClassUsage } from './usage.js';
 
 export function syncClassUsage(
   request: DecoratorSyncRequest<VirtualNodeClass>,
 ): DecoratorSyncResponse {
-  requireClass(request.parent);
   if (!usageObserved(request)) return { attachments: [] };
   return { status: computeClassUsage(request.parent, request.related), attachments: [] };
 }

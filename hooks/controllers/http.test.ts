@@ -1,41 +1,68 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { NOW, cell } from '../cell/testing.js';
+import { CONTROLLERS } from './register.js';
 import { productApp } from './testing.js';
 
 /** The validation layer as Metacontroller meets it: every controller of the product, over HTTP. */
 describe('every controller refuses invalid input with a 400 naming the field (over HTTP)', () => {
-  const nodes = {
-    'Node.v1': {
-      a: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'a', labels: { x: 1 } } },
-      b: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'b' }, status: { conditions: {} } },
-    },
-  };
+  for (const { name, type, parent } of CONTROLLERS) {
+    const path = type === 'CompositeController' ? 'parent' : 'object';
 
-  for (const controller of ['cell', 'plan', 'virtualcluster', 'gpucellpool']) {
-    it(`${controller}: a parent whose spec breaks its schema, and related objects of the wrong shape`, async () => {
+    it(`${name}: a parent of another type (a selector mistake)`, async () => {
+      const { app } = await productApp(NOW);
+      const other = {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'x', namespace: 'y' },
+      };
+      const res = await request(app)
+        .post(`/hooks/${name}/sync`)
+        .send({ [path]: other })
+        .expect(400);
+      expect(res.body.error).to.equal(
+        `parent is v1 ConfigMap x, expected a ${parent.apiVersion} ${parent.kind}: ` +
+          `the kubecell-${name} ${type} must select ${parent.kind} objects only`,
+      );
+    });
+
+    if (parent.apiVersion !== 'kubecell.io/v1alpha1') continue;
+    it(`${name}: a ${parent.kind} whose spec breaks its schema`, async () => {
       const { app, logs } = await productApp(NOW);
-      const invalid = await request(app)
-        .post(`/hooks/${controller}/sync`)
-        .send({ parent: { ...cell(), spec: { machineProfile: 7 } } })
+      const invalid = {
+        ...parent,
+        metadata: { name: 'x', ...(parent.kind === 'GPUCellPool' ? {} : { namespace: 'y' }) },
+        spec: { surplus: true },
+      };
+      const res = await request(app)
+        .post(`/hooks/${name}/sync`)
+        .send({ [path]: invalid })
         .expect(400);
-      expect(invalid.body.error).to.match(
-        /^Cell kubecell-system\/cell1 is invalid: spec\.managedClusterRef: Required value/,
-      );
-      const shapes = await request(app)
-        .post(`/hooks/${controller}/sync`)
-        .send({ parent: cell(), related: nodes })
-        .expect(400);
-      expect(shapes.body.error).to.equal(
-        'invalid sync request: request.related["Node.v1"]["a"].metadata.labels["x"]: must be a string, got number; ' +
-          'request.related["Node.v1"]["b"].status.conditions: must be an array, got object',
-      );
-      await logs.waitForLines(2);
-      expect(logs.entries().map((entry) => entry.level)).to.deep.equal(['warn', 'warn']);
+      expect(res.body.error).to.match(new RegExp(`^${parent.kind} (y/)?x is invalid: spec`));
+      await logs.waitForLines(1);
+      expect(logs.entries()[0]).to.include({ level: 'warn', status: 400 });
     });
   }
 
-  it('a decorator: a Namespace whose labels are not strings', async () => {
+  it('cell: related objects of a shape the apiserver never stores', async () => {
+    const { app } = await productApp(NOW);
+    const nodes = {
+      'Node.v1': {
+        a: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'a', labels: { x: 1 } } },
+        b: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'b' }, status: { conditions: {} } },
+      },
+    };
+    const res = await request(app)
+      .post('/hooks/cell/sync')
+      .send({ parent: cell(), related: nodes })
+      .expect(400);
+    expect(res.body.error).to.equal(
+      'invalid sync request: request.related["Node.v1"]["a"].metadata.labels["x"]: must be a string, got number; ' +
+        'request.related["Node.v1"]["b"].status.conditions: must be an array, got object',
+    );
+  });
+
+  it('host-namespace: a Namespace whose labels are not strings', async () => {
     const { app } = await productApp(NOW);
     const namespace = {
       apiVersion: 'v1',

@@ -10,6 +10,7 @@
  */
 import { Ajv, type ErrorObject } from 'ajv';
 import { jsonTypeOf, keySegment } from '../json/json.js';
+import { ANNOTATIONS } from '../kube/labels.js';
 import { parseQuantity } from '../quantity/quantity.js';
 
 type Schema = Record<string, unknown>;
@@ -44,7 +45,16 @@ export const OBSERVED_OBJECT_SCHEMA: Schema = {
   properties: {
     metadata: object({
       labels: stringMap,
-      annotations: stringMap,
+      // TopoLVM publishes each device class's free bytes on the Node (the Cell adds them up).
+      annotations: {
+        ...stringMap,
+        patternProperties: {
+          [`^${ANNOTATIONS.topolvmCapacityPrefix.replaceAll('.', '\\.')}`]: {
+            type: 'string',
+            quantity: true,
+          },
+        },
+      },
       ownerReferences: objectList(),
       creationTimestamp: string,
       deletionTimestamp: string,
@@ -155,6 +165,10 @@ function fieldPath(error: ErrorObject): string {
       i++;
     } else if (steps[i] === 'items') path += `[${String(values.shift())}]`;
     else if (steps[i] === 'additionalProperties') path += keySegment(String(values.shift()));
+    else if (steps[i] === 'patternProperties') {
+      path += keySegment(String(values.shift()));
+      i++;
+    }
   }
   return path;
 }

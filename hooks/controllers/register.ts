@@ -4,10 +4,12 @@
  * registered under the URL name of their Metacontroller object (`kubecell-<name>`, see
  * metacontroller/). The server itself knows no kind.
  */
+import { API_VERSION } from '../api/kinds.js';
 import { cellHooksFromEnv } from '../cell/hooks.js';
-import { createClassUsageHooks } from '../class-usage/hooks.js';
+import { classUsageHooksFromEnv } from '../class-usage/hooks.js';
 import { gpuCellPoolHooksFromEnv } from '../gpucellpool/hooks.js';
 import { hostNamespaceHooksFromEnv } from '../host-namespace/hooks.js';
+import type { CompositeHooks, DecoratorHooks } from '../metacontroller/controller-hooks.js';
 import { planHooksFromEnv } from '../plan/hooks.js';
 import type { HookRegistry } from '../server/registry.js';
 import { systemClock, type Clock } from '../status/clock.js';
@@ -20,24 +22,78 @@ export interface ControllerDependencies {
   clock: Clock;
 }
 
-/** CompositeControllers, by URL name. */
-export const COMPOSITE_CONTROLLERS = ['cell', 'plan', 'virtualcluster', 'gpucellpool'] as const;
-/** DecoratorControllers, by URL name. */
-export const DECORATOR_CONTROLLERS = ['host-namespace', 'class-usage'] as const;
+type Controller = {
+  /** URL name; the Metacontroller object is `kubecell-<name>` (GPUCellPool: one per provisioner). */
+  name: string;
+  parent: { apiVersion: string; kind: string };
+} & (
+  | { type: 'CompositeController'; hooks: (deps: ControllerDependencies) => CompositeHooks<never> }
+  | { type: 'DecoratorController'; hooks: (deps: ControllerDependencies) => DecoratorHooks<never> }
+);
+
+const kubecell = (kind: string) => ({ apiVersion: API_VERSION, kind });
+
+/** Every controller, in the order the startup log lists them. */
+export const CONTROLLERS: readonly Controller[] = [
+  {
+    name: 'cell',
+    type: 'CompositeController',
+    parent: kubecell('Cell'),
+    hooks: ({ env, clock }) => cellHooksFromEnv(env, clock),
+  },
+  {
+    name: 'plan',
+    type: 'CompositeController',
+    parent: kubecell('VirtualClusterPlan'),
+    hooks: ({ env, clock }) => planHooksFromEnv(env, clock),
+  },
+  {
+    name: 'virtualcluster',
+    type: 'CompositeController',
+    parent: kubecell('VirtualCluster'),
+    hooks: ({ env, clock }) => virtualClusterHooksFromEnv(env, clock),
+  },
+  {
+    name: 'gpucellpool',
+    type: 'CompositeController',
+    parent: kubecell('GPUCellPool'),
+    hooks: ({ env, clock }) => gpuCellPoolHooksFromEnv(env, clock),
+  },
+  {
+    name: 'host-namespace',
+    type: 'DecoratorController',
+    parent: { apiVersion: 'v1', kind: 'Namespace' },
+    hooks: ({ env }) => hostNamespaceHooksFromEnv(env),
+  },
+  {
+    name: 'class-usage',
+    type: 'DecoratorController',
+    parent: kubecell('VirtualNodeClass'),
+    hooks: () => classUsageHooksFromEnv(),
+  },
+];
 
 /** Registers every controller; throws a ConfigError when a setting is invalid. */
 export function registerControllers(
   registry: HookRegistry,
-  { env, clock }: ControllerDependencies = { env: process.env, clock: systemClock },
+  deps: ControllerDependencies = { env: process.env, clock: systemClock },
 ): HookRegistry {
-  return registry
-    .registerComposite('cell', validatedCompositeHooks(cellHooksFromEnv(env, clock)))
-    .registerComposite('plan', validatedCompositeHooks(planHooksFromEnv(env, clock)))
-    .registerComposite(
-      'virtualcluster',
-      validatedCompositeHooks(virtualClusterHooksFromEnv(env, clock)),
-    )
-    .registerComposite('gpucellpool', validatedCompositeHooks(gpuCellPoolHooksFromEnv(env, clock)))
-    .registerDecorator('host-namespace', validatedDecoratorHooks(hostNamespaceHooksFromEnv(env)))
-    .registerDecorator('class-usage', validatedDecoratorHooks(createClassUsageHooks()));
+  for (const controller of CONTROLLERS) {
+    const parent = {
+      ...controller.parent,
+      controller: `kubecell-${controller.name} ${controller.type}`,
+    };
+    if (controller.type === 'CompositeController') {
+      registry.registerComposite(
+        controller.name,
+        validatedCompositeHooks(controller.hooks(deps), parent),
+      );
+    } else {
+      registry.registerDecorator(
+        controller.name,
+        validatedDecoratorHooks(controller.hooks(deps), parent),
+      );
+    }
+  }
+  return registry;
 }

@@ -42,11 +42,24 @@ function cellBody(extra: object[] = []) {
   };
 }
 
+const CELL_PARENT = {
+  controller: 'kubecell-cell CompositeController',
+  apiVersion: 'kubecell.io/v1alpha1',
+  kind: 'Cell',
+};
+
+/** The decorated object's own type: these tests are about its content, not its type. */
+function parentOf(body: unknown) {
+  const { apiVersion, kind } = (body as { object: KubernetesObject }).object;
+  return { controller: 'kubecell-test DecoratorController', apiVersion, kind };
+}
+
 /** What a hook behind the layer does with `body`: the handler's answer, or the layer's refusal. */
 async function call(
   type: 'composite' | 'decorator',
   hook: 'sync' | 'finalize' | 'customize',
   body: unknown,
+  parent = CELL_PARENT,
 ): Promise<{ handled: boolean; answer?: unknown; refusal?: string }> {
   let handled = false;
   const customize = () => ({ relatedResources: [] });
@@ -61,10 +74,10 @@ async function call(
   const registry = new HookRegistry();
   if (type === 'composite') {
     const hooks = { customize, sync: composite, finalize: composite };
-    registry.registerComposite('c', validatedCompositeHooks(hooks));
+    registry.registerComposite('c', validatedCompositeHooks(hooks, parent));
   } else {
     const hooks = { customize, sync: decorator, finalize: decorator };
-    registry.registerDecorator('d', validatedDecoratorHooks(hooks));
+    registry.registerDecorator('d', validatedDecoratorHooks(hooks, parentOf(body)));
   }
   const lookup = registry.lookup(type === 'composite' ? 'c' : 'd', hook);
   if (!lookup.found) throw new Error(lookup.message);
@@ -90,9 +103,10 @@ describe('the validation layer, before every handler (hooks/controllers/request-
       acceptedRelated(),
       children,
     );
-    expect(await call('composite', 'sync', JSON.parse(JSON.stringify(resync)))).to.deep.equal({
-      handled: true,
-    });
+    const vcParent = { ...CELL_PARENT, kind: 'VirtualCluster' };
+    expect(
+      await call('composite', 'sync', JSON.parse(JSON.stringify(resync)), vcParent),
+    ).to.deep.equal({ handled: true });
     for (const fixture of ['decorator-sync-v2', 'decorator-sync-related-v2'] as const) {
       expect(await call('decorator', 'sync', loadFixture(fixture))).to.deep.equal({
         handled: true,
@@ -125,6 +139,17 @@ describe('the validation layer, before every handler (hooks/controllers/request-
     expect(refused.refusal).to.match(/^VirtualNodeClass \S+ is invalid: status\.usedBy\.count/);
   });
 
+  it('refuses a parent of another type than the controller selects: a selector mistake', async () => {
+    const refused = await call('composite', 'sync', {
+      parent: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'y' } },
+    });
+    expect(refused).to.deep.equal({
+      handled: false,
+      refusal:
+        'parent is v1 ConfigMap x, expected a kubecell.io/v1alpha1 Cell: the kubecell-cell CompositeController must select Cell objects only',
+    });
+  });
+
   it('checks a KubeCell parent against its schema and rules, naming the kind and the field', async () => {
     const body = cellBody();
     (body.parent as { status?: unknown }).status = { phase: 'Sleeping' };
@@ -154,7 +179,7 @@ describe('the validation layer, before every handler (hooks/controllers/request-
       {
         apiVersion: 'v1',
         kind: 'Node',
-        metadata: { name: 'n3' },
+        metadata: { name: 'n3', annotations: { 'capacity.topolvm.io/ssd': 'plenty', note: 'x' } },
         status: { capacity: { cpu: 'lots' } },
       },
     ];
@@ -165,6 +190,7 @@ describe('the validation layer, before every handler (hooks/controllers/request-
         [
           'request.related["Node.v1"]["n1"].metadata.labels["a"]: must be a string, got number',
           'request.related["Node.v1"]["n2"].status.conditions: must be an array, got object',
+          'request.related["Node.v1"]["n3"].metadata.annotations["capacity.topolvm.io/ssd"]: must be a quantity such as 4, 500m or 16Gi',
           'request.related["Node.v1"]["n3"].status.capacity["cpu"]: must be a quantity such as 4, 500m or 16Gi',
           'request.related["Pod.v1"]["tenant-a/p2"].spec.containers[0].resources.requests["cpu"]: must be a quantity (string or number), got object',
           'request.related["DaemonSet.apps/v1"]["kube-system/d"].status.numberReady: must be a number, got object',
@@ -213,10 +239,13 @@ describe('the validation layer, before every handler (hooks/controllers/request-
       body.parent.metadata.annotations = { 'kubecell.io/skip-cleanup': 'true' };
       const registry = new HookRegistry().registerComposite(
         'c',
-        validatedCompositeHooks({
-          sync: () => ({ children: [] }),
-          finalize: () => ({ status: { phase: 'Deleting' }, children: [], finalized: false }),
-        }),
+        validatedCompositeHooks(
+          {
+            sync: () => ({ children: [] }),
+            finalize: () => ({ status: { phase: 'Deleting' }, children: [], finalized: false }),
+          },
+          CELL_PARENT,
+        ),
       );
       const lookup = registry.lookup('c', 'finalize');
       if (!lookup.found) throw new Error(lookup.message);

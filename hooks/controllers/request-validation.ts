@@ -39,6 +39,23 @@ export function objectProblems(object: KubernetesObject, path: string): string[]
   return observedObjectProblems(object, path);
 }
 
+/** The parent a controller's `parentResource` selects; anything else is a selector mistake. */
+export interface ParentType {
+  /** The Metacontroller object, for messages: `kubecell-class-usage DecoratorController`. */
+  controller: string;
+  apiVersion: string;
+  kind: string;
+}
+
+function wrongParent(parent: KubernetesObject, expected: ParentType): string | undefined {
+  if (parent.apiVersion === expected.apiVersion && parent.kind === expected.kind) return undefined;
+  return (
+    `parent is ${echo(parent.apiVersion)} ${echo(parent.kind)} ${echo(parent.metadata.name)}, ` +
+    `expected a ${expected.apiVersion} ${expected.kind}: the ${expected.controller} must select ` +
+    `${expected.kind} objects only`
+  );
+}
+
 /** Problems of the parent: for a KubeCell kind, named by kind and namespace/name. */
 function parentProblems(
   parent: KubernetesObject,
@@ -82,8 +99,14 @@ interface ObjectsOfRequest {
 }
 
 /** Why the request cannot be acted on, or undefined when every object is valid. */
-function requestProblems(request: ObjectsOfRequest, names: FieldNames, hook: HookName) {
-  const parent = parentProblems(request.parent, names.parent, hook);
+function requestProblems(
+  request: ObjectsOfRequest,
+  names: FieldNames,
+  hook: HookName,
+  expected: ParentType,
+) {
+  const parent =
+    wrongParent(request.parent, expected) ?? parentProblems(request.parent, names.parent, hook);
   if (parent !== undefined) return parent;
   const problems = [
     ...mapProblems(request.children ?? {}, names.children),
@@ -114,9 +137,10 @@ function checked<R extends ObjectsOfRequest, T>(
   handler: (request: R) => T,
   names: FieldNames,
   hook: HookName,
+  expected: ParentType,
 ): (request: R) => T {
   return (request) => {
-    const problems = requestProblems(request, names, hook);
+    const problems = requestProblems(request, names, hook, expected);
     if (problems !== undefined) throw new InvalidHookInputError(problems);
     return handler(request);
   };
@@ -126,11 +150,12 @@ function checked<R extends ObjectsOfRequest, T>(
 function checkedFinalize<R extends ObjectsOfRequest, T extends { finalized?: boolean }>(
   handler: (request: R) => Awaitable<T>,
   names: FieldNames,
+  expected: ParentType,
   letGo: (parent: KubernetesObject) => T,
 ): (request: R) => Awaitable<T> {
   return (request) => {
     const skip = skipsCleanup(request.parent);
-    const problems = requestProblems(request, names, 'finalize');
+    const problems = requestProblems(request, names, 'finalize', expected);
     if (problems !== undefined) {
       if (skip) return letGo(request.parent);
       throw new InvalidHookInputError(
@@ -147,15 +172,16 @@ function checkedFinalize<R extends ObjectsOfRequest, T extends { finalized?: boo
 /** A CompositeController's hooks, each refusing a request whose content is invalid. */
 export function validatedCompositeHooks<P extends KubernetesObject>(
   hooks: CompositeHooks<P>,
+  parent: ParentType,
 ): CompositeHooks<P> {
   const { customize, sync, finalize } = hooks;
   return {
-    sync: checked(sync, COMPOSITE_NAMES, 'sync'),
-    ...(customize ? { customize: checked(customize, COMPOSITE_NAMES, 'customize') } : {}),
+    sync: checked(sync, COMPOSITE_NAMES, 'sync', parent),
+    ...(customize ? { customize: checked(customize, COMPOSITE_NAMES, 'customize', parent) } : {}),
     ...(finalize
       ? {
-          finalize: checkedFinalize(finalize, COMPOSITE_NAMES, (parent) => ({
-            status: currentStatus(parent),
+          finalize: checkedFinalize(finalize, COMPOSITE_NAMES, parent, (object) => ({
+            status: currentStatus(object),
             children: [],
             finalized: true,
           })),
@@ -167,14 +193,15 @@ export function validatedCompositeHooks<P extends KubernetesObject>(
 /** A DecoratorController's hooks, each refusing a request whose content is invalid. */
 export function validatedDecoratorHooks<P extends KubernetesObject>(
   hooks: DecoratorHooks<P>,
+  parent: ParentType,
 ): DecoratorHooks<P> {
   const { customize, sync, finalize } = hooks;
   return {
-    sync: checked(sync, DECORATOR_NAMES, 'sync'),
-    ...(customize ? { customize: checked(customize, COMPOSITE_NAMES, 'customize') } : {}),
+    sync: checked(sync, DECORATOR_NAMES, 'sync', parent),
+    ...(customize ? { customize: checked(customize, COMPOSITE_NAMES, 'customize', parent) } : {}),
     ...(finalize
       ? {
-          finalize: checkedFinalize(finalize, DECORATOR_NAMES, () => ({
+          finalize: checkedFinalize(finalize, DECORATOR_NAMES, parent, () => ({
             attachments: [],
             finalized: true,
           })),

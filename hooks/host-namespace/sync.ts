@@ -43,7 +43,6 @@ export function syncHostNamespace(
   config: HostNamespaceConfig,
 ): DecoratorSyncResponse {
   const namespace = request.parent;
-  requireNamespace(namespace);
   requireHostNamespaceLabel(namespace);
   const podSecurity = planPodSecurity(
     namespace.metadata.labels ?? {},
@@ -61,7 +60,6 @@ export function finalizeHostNamespace(
   request: DecoratorSyncRequest<Namespace>,
 ): DecoratorSyncResponse {
   const namespace = request.parent;
-  requireNamespace(namespace);
   const labels = clearedLabels(
     namespace.metadata.labels ?? {},
     namespace.metadata.annotations ?? {},
@@ -81,15 +79,6 @@ export function finalizeHostNamespace(
  */
 function networkPoliciesRemaining(request: DecoratorSyncRequest<Namespace>): number {
   return Object.keys(request.children[NETWORK_POLICY_KEY] ?? {}).length;
-}
-
-function requireNamespace(parent: Namespace): void {
-  if (parent.apiVersion !== 'v1' || parent.kind !== 'Namespace') {
-    throw new InvalidHookInputError(
-      `parent is ${parent.apiVersion} ${parent.kind} ${parent.metadata.name}, expected a v1 ` +
-        'Namespace: the kubecell-host-namespace DecoratorController must select namespaces only',
-    );
-  }
 }
 
 /** A selector mistake must not put a baseline on a namespace the platform did not opt in. */
