@@ -4,11 +4,11 @@
  * upstream charts' own.
  */
 import {
+  DEFAULT_K3K_CONTROLLER,
   EnvReader,
-  parsePortRange,
   SHARED_DEFAULTS,
+  splitNamespacedName,
   type NamespacedName,
-  type PortRange,
 } from '../config/env-reader.js';
 
 export type { NamespacedName };
@@ -21,35 +21,23 @@ export interface CellControllerConfig {
   k3kCRDs: string[];
   cniDaemonSet: NamespacedName;
   topolvmNodeDaemonSet: NamespacedName;
-  /** Size of the cluster's NodePort range (service-node-port-range), 30000-32767 by default. */
-  nodePortRangeSize: number;
   /** Longest a Cell's status may go without a refresh (Metacontroller resync). */
   resyncSeconds: number;
 }
 
 /** The variables only the Cell controller reads, with their defaults (`<namespace>/<name>`). */
 export const CELL_DEFAULTS = {
-  KUBECELL_K3K_CONTROLLER: 'k3k-system/k3k',
   KUBECELL_CNI_DAEMONSET: 'kube-flannel/kube-flannel-ds',
   KUBECELL_TOPOLVM_DAEMONSET: 'topolvm-system/topolvm-node',
 } as const;
-
-function namespacedName(text: string): NamespacedName {
-  const [namespace = '', name = ''] = text.split('/');
-  return { namespace, name };
-}
-
-const DEFAULT_NODE_PORTS = parsePortRange(SHARED_DEFAULTS.KUBECELL_NODEPORT_RANGE) as PortRange;
-const DEFAULT_K3K_CONTROLLER = namespacedName(CELL_DEFAULTS.KUBECELL_K3K_CONTROLLER);
 
 export const DEFAULT_CELL_CONFIG: CellControllerConfig = {
   controllerNamespace: SHARED_DEFAULTS.KUBECELL_CONTROLLER_NAMESPACE,
   k3kNamespace: DEFAULT_K3K_CONTROLLER.namespace,
   k3kController: DEFAULT_K3K_CONTROLLER,
   k3kCRDs: ['clusters.k3k.io', 'virtualclusterpolicies.k3k.io'],
-  cniDaemonSet: namespacedName(CELL_DEFAULTS.KUBECELL_CNI_DAEMONSET),
-  topolvmNodeDaemonSet: namespacedName(CELL_DEFAULTS.KUBECELL_TOPOLVM_DAEMONSET),
-  nodePortRangeSize: DEFAULT_NODE_PORTS.last - DEFAULT_NODE_PORTS.first + 1,
+  cniDaemonSet: splitNamespacedName(CELL_DEFAULTS.KUBECELL_CNI_DAEMONSET),
+  topolvmNodeDaemonSet: splitNamespacedName(CELL_DEFAULTS.KUBECELL_TOPOLVM_DAEMONSET),
   resyncSeconds: 30,
 };
 
@@ -57,8 +45,7 @@ export const DEFAULT_CELL_CONFIG: CellControllerConfig = {
 export function loadCellConfig(env: NodeJS.ProcessEnv): CellControllerConfig {
   const reader = new EnvReader(env);
   const defaults = DEFAULT_CELL_CONFIG;
-  const k3kController = reader.namespacedName('KUBECELL_K3K_CONTROLLER', defaults.k3kController);
-  const nodePorts = reader.nodePortRange();
+  const k3kController = reader.k3kController();
   const config: CellControllerConfig = {
     ...structuredClone(defaults),
     controllerNamespace: reader.controllerNamespace(),
@@ -69,7 +56,6 @@ export function loadCellConfig(env: NodeJS.ProcessEnv): CellControllerConfig {
       'KUBECELL_TOPOLVM_DAEMONSET',
       defaults.topolvmNodeDaemonSet,
     ),
-    nodePortRangeSize: nodePorts.last - nodePorts.first + 1,
   };
   reader.finish();
   return config;

@@ -17,6 +17,8 @@ export class ConfigError extends Error {
 export const SHARED_DEFAULTS = {
   KUBECELL_CONTROLLER_NAMESPACE: 'kubecell-system',
   KUBECELL_NODEPORT_RANGE: '30000-32767',
+  /** The k3k controller's Deployment: the Cell checks it, the host namespaces let it in. */
+  KUBECELL_K3K_CONTROLLER: 'k3k-system/k3k',
 } as const;
 
 export interface PortRange {
@@ -40,6 +42,14 @@ export function parsePortRange(text: string): PortRange | undefined {
   if (first < 1 || last > 65535 || first > last) return undefined;
   return { first, last };
 }
+
+/** `<namespace>/<name>` split at its slash; for defaults, which are known to be well formed. */
+export function splitNamespacedName(text: string): NamespacedName {
+  const [namespace = '', name = ''] = text.split('/');
+  return { namespace, name };
+}
+
+export const DEFAULT_K3K_CONTROLLER = splitNamespacedName(SHARED_DEFAULTS.KUBECELL_K3K_CONTROLLER);
 
 export class EnvReader {
   readonly #env: NodeJS.ProcessEnv;
@@ -108,6 +118,11 @@ export class EnvReader {
         `--service-node-port-range, FIRST-LAST with 1 <= FIRST <= LAST <= 65535 (default ${fallback})`,
     );
     return parsePortRange(fallback) as PortRange;
+  }
+
+  /** The k3k controller's Deployment, `<namespace>/<name>`. */
+  k3kController(): NamespacedName {
+    return this.namespacedName('KUBECELL_K3K_CONTROLLER', DEFAULT_K3K_CONTROLLER);
   }
 
   /** `<namespace>/<name>` of an object, e.g. a Deployment. */

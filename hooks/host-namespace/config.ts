@@ -12,7 +12,7 @@
  * the server refuses to start rather than apply a baseline nobody asked for.
  */
 import { isIP } from 'node:net';
-import { EnvReader, type NamespacedName } from '../config/env-reader.js';
+import { DEFAULT_K3K_CONTROLLER, EnvReader } from '../config/env-reader.js';
 
 export const POD_SECURITY_LEVELS = ['privileged', 'baseline', 'restricted'] as const;
 export type PodSecurityLevel = (typeof POD_SECURITY_LEVELS)[number];
@@ -35,21 +35,14 @@ export const HOST_NAMESPACE_DEFAULTS = {
   KUBECELL_PSA_LEVEL: 'baseline',
   KUBECELL_HOST_EGRESS_CIDRS: '0.0.0.0/0,::/0',
   KUBECELL_API_CLIENT_CIDRS: '0.0.0.0/0,::/0',
-  KUBECELL_K3K_CONTROLLER: 'k3k-system/k3k',
 } as const;
 
 export const DEFAULT_HOST_NAMESPACE_CONFIG: Readonly<HostNamespaceConfig> = Object.freeze({
   podSecurityLevel: 'baseline',
   egressCidrs: ['0.0.0.0/0', '::/0'],
   apiClientCidrs: ['0.0.0.0/0', '::/0'],
-  k3kNamespace: 'k3k-system',
+  k3kNamespace: DEFAULT_K3K_CONTROLLER.namespace,
 });
-
-/** `KUBECELL_K3K_CONTROLLER`'s default, as the env reader takes it. */
-const DEFAULT_K3K_CONTROLLER: NamespacedName = {
-  namespace: DEFAULT_HOST_NAMESPACE_CONFIG.k3kNamespace,
-  name: 'k3k',
-};
 
 /** Reads the settings; throws a `ConfigError` listing every invalid variable. */
 export function loadHostNamespaceConfig(env: NodeJS.ProcessEnv = process.env): HostNamespaceConfig {
@@ -68,8 +61,7 @@ export function loadHostNamespaceConfig(env: NodeJS.ProcessEnv = process.env): H
     ),
     // The same variable the Cell controller reads (hooks/cell/config.ts): k3k's controller runs
     // in its namespace.
-    k3kNamespace: reader.namespacedName('KUBECELL_K3K_CONTROLLER', DEFAULT_K3K_CONTROLLER)
-      .namespace,
+    k3kNamespace: reader.k3kController().namespace,
   };
   reader.finish();
   return config;
