@@ -19,14 +19,9 @@
  * decision is not refreshed by that (it is evaluated once per generation), so those calls
  * only re-check expiry.
  */
-import { API_VERSION } from '../api/kinds.js';
 import type { VirtualClusterPlan } from '../generated/types/index.js';
-import { LABELS } from '../kube/labels.js';
-import type {
-  CustomizeHookRequest,
-  CustomizeHookResponse,
-  RelatedResourceRule,
-} from '../metacontroller/protocol.js';
+import type { CustomizeHookRequest, CustomizeHookResponse } from '../metacontroller/protocol.js';
+import { placementRelatedResources } from '../feasibility/related.js';
 import type { PlanConfig } from './config.js';
 
 export function customizePlan(
@@ -37,20 +32,13 @@ export function customizePlan(
   const cellName = plan.spec?.cellRef?.name ?? '';
   const className = plan.spec?.classRef?.name ?? '';
   const namespace = plan.metadata.namespace ?? '';
-  const rules: RelatedResourceRule[] = [
-    {
-      apiVersion: API_VERSION,
-      resource: 'cells',
-      namespace: config.cellNamespace,
-      names: [cellName],
-    },
-    { apiVersion: API_VERSION, resource: 'virtualnodeclasses', names: [className] },
-    {
-      apiVersion: API_VERSION,
-      resource: 'virtualclusters',
-      labelSelector: { matchLabels: { [LABELS.cell]: cellName } },
-    },
-    { apiVersion: API_VERSION, resource: 'virtualclusters', namespace },
+  const rules = [
+    ...placementRelatedResources({
+      cellNamespace: config.cellNamespace,
+      cellName,
+      className,
+      namespace,
+    }),
     { apiVersion: 'v1', resource: 'namespaces', names: [namespace] },
   ];
   return { relatedResources: rules };

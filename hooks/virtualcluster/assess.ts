@@ -34,7 +34,7 @@ import {
   type Resolution,
   type Unresolved,
 } from './resolve.js';
-import { assessCell, type CellLiveness } from './status.js';
+import { assessCell, type CellLiveness } from './cell-liveness.js';
 
 export interface Failure {
   reason: string;

@@ -29,8 +29,8 @@ import type {
   CustomizeHookResponse,
   RelatedResourceRule,
 } from '../metacontroller/protocol.js';
-import { API_VERSION } from '../api/kinds.js';
 import { LABELS } from '../kube/labels.js';
+import { placementRelatedResources } from '../feasibility/related.js';
 import { k3kKubeconfigSecretName } from './names.js';
 
 export function virtualClusterRelatedResources(
@@ -41,19 +41,7 @@ export function virtualClusterRelatedResources(
   const className = specString(vc.spec?.classRef?.name);
   const namespace = vc.metadata.namespace ?? '';
   return [
-    {
-      apiVersion: API_VERSION,
-      resource: 'cells',
-      namespace: cellNamespace,
-      names: [cellName],
-    },
-    { apiVersion: API_VERSION, resource: 'virtualnodeclasses', names: [className] },
-    {
-      apiVersion: API_VERSION,
-      resource: 'virtualclusters',
-      labelSelector: { matchLabels: { [LABELS.cell]: cellName } },
-    },
-    { apiVersion: API_VERSION, resource: 'virtualclusters', namespace },
+    ...placementRelatedResources({ cellNamespace, cellName, className, namespace }),
     {
       apiVersion: 'v1',
       resource: 'secrets',
