@@ -16,11 +16,11 @@
  * a call whose answer is not written within the request deadline is closed
  * (hooks/server/deadlines.ts); the headers and body deadlines are the HTTPS server's (tls.ts).
  */
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type Response } from 'express';
 import { Registry } from 'prom-client';
 import { DEFAULT_DEADLINES, DEFAULTS } from '../server/config.js';
 import type { Deadlines } from '../server/deadlines.js';
-import { boundMessage, echo } from '../json/echo.js';
+import { serveFallbacks } from '../server/fallbacks.js';
 import { createLoadShedder, type LoadShedder } from '../server/load-shedding.js';
 import type { Logger } from '../server/logger.js';
 import { WEBHOOK_DEFAULTS } from './config.js';
@@ -89,20 +89,7 @@ export function createAdmissionApp(deps: AdmissionAppDeps): express.Express {
       .json({ error: `admission webhooks accept POST only, got ${req.method}` });
   });
 
-  app.use((req, res) => {
-    res.status(404).json({ error: `no route for ${echo(req.method)} ${echo(req.path)}` });
-  });
-
-  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
-    if (res.headersSent) return next(err);
-    const message = boundMessage(err instanceof Error ? err.message : String(err));
-    deps.logger.error('request failed', {
-      method: echo(req.method),
-      path: echo(req.path),
-      error: message,
-    });
-    res.status(500).json({ error: message });
-  });
+  serveFallbacks(app, deps.logger);
   return app;
 }
 

@@ -18,6 +18,7 @@ import { describeBodyError } from './body-errors.js';
 import { DEFAULT_DEADLINES, DEFAULTS, type ServerConfig } from './config.js';
 import { requestDeadline, timeoutOf } from './deadlines.js';
 import { boundMessage, echo } from '../json/echo.js';
+import { errorMessage, serveFallbacks } from './fallbacks.js';
 import { logHookCall, type Logger, type ParentIdentity } from './logger.js';
 import { createLoadShedder, isShedError } from './load-shedding.js';
 import type { HookMetrics } from './metrics.js';
@@ -114,23 +115,6 @@ function serveHooks(app: express.Express, { registry, logger, metrics, config }:
       .status(405)
       .set('Allow', 'POST')
       .json({ error: `hooks accept POST only, got ${req.method}` });
-  });
-}
-
-function serveFallbacks(app: express.Express, logger: Logger): void {
-  app.use((req, res) => {
-    res.status(404).json({ error: `no route for ${echo(req.method)} ${echo(req.path)}` });
-  });
-  // Anything not handled above: answer 500 as JSON, log it, keep serving.
-  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
-    if (res.headersSent) return next(err);
-    const message = boundMessage(errorMessage(err));
-    logger.error('request failed', {
-      method: echo(req.method),
-      path: echo(req.path),
-      error: message,
-    });
-    res.status(500).json({ error: message });
   });
 }
 
@@ -335,9 +319,4 @@ function parentIdentity(body: unknown): ParentIdentity | undefined {
   if (typeof metadata.name === 'string') identity.name = echo(metadata.name);
   if (typeof metadata.uid === 'string') identity.uid = echo(metadata.uid, 64);
   return identity;
-}
-
-function errorMessage(err: unknown): string {
-  if (err instanceof Error) return err.message || err.name;
-  return String(err);
 }
