@@ -218,7 +218,7 @@ export function stats(samples: readonly number[]): Stats {
 
 // --- Prometheus text ---
 
-interface Sample {
+export interface Sample {
   name: string;
   labels: Record<string, string>;
   value: number;
@@ -248,7 +248,7 @@ function sampleKey(sample: Sample): string {
 }
 
 /** after − before for every sample of `after` (counters; a sample absent before counts from 0). */
-function difference(before: Sample[], after: Sample[]): Sample[] {
+export function difference(before: Sample[], after: Sample[]): Sample[] {
   const previous = new Map(before.map((sample) => [sampleKey(sample), sample.value]));
   return after.map((sample) => ({
     ...sample,
@@ -256,13 +256,17 @@ function difference(before: Sample[], after: Sample[]): Sample[] {
   }));
 }
 
-function sum(samples: Sample[], name: string, where: (labels: Record<string, string>) => boolean) {
+export function sum(
+  samples: Sample[],
+  name: string,
+  where: (labels: Record<string, string>) => boolean,
+) {
   return samples
     .filter((sample) => sample.name === name && where(sample.labels))
     .reduce((total, sample) => total + sample.value, 0);
 }
 
-async function scrape(url: string): Promise<Sample[]> {
+export async function scrape(url: string): Promise<Sample[]> {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url} answered ${response.status}`);
   return parseMetrics(await response.text());
@@ -270,12 +274,12 @@ async function scrape(url: string): Promise<Sample[]> {
 
 // --- watches ---
 
-interface AdminConnection {
+export interface AdminConnection {
   server: URL;
   agent: https.Agent;
 }
 
-function adminConnection(kubeconfigPath: string): AdminConnection {
+export function adminConnection(kubeconfigPath: string): AdminConnection {
   const config = parse(readFileSync(kubeconfigPath, 'utf8')) as {
     clusters: { cluster: { server: string; 'certificate-authority-data': string } }[];
     users: { user: { 'client-certificate-data': string; 'client-key-data': string } }[];
@@ -292,7 +296,7 @@ function adminConnection(kubeconfigPath: string): AdminConnection {
   };
 }
 
-type WatchHandler = (
+export type WatchHandler = (
   type: string,
   object: KubeObject & Record<string, unknown>,
   at: number,
@@ -302,7 +306,7 @@ type WatchHandler = (
  * A watch of every object at `path` (all namespaces), restarted when the apiserver ends it. Each
  * event is stamped with Date.now() as it arrives; a restart replays the objects as ADDED.
  */
-class Watch {
+export class Watch {
   private request: ReturnType<typeof https.request> | undefined;
   private stopped = false;
 
@@ -382,16 +386,16 @@ interface Timeline {
 
 // --- the run ---
 
-function round(value: number, digits = 1): number {
+export function round(value: number, digits = 1): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
 }
 
-function sleep(ms: number): Promise<void> {
+export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-async function until<T>(
+export async function until<T>(
   what: string,
   timeoutMs: number,
   everyMs: number,
@@ -443,7 +447,7 @@ interface StatusLike {
   status?: { phase?: string; conditions?: { type: string; reason?: string }[] };
 }
 
-function processCpu(stack: KubeCellStack): Record<string, number | undefined> {
+export function processCpu(stack: KubeCellStack): Record<string, number | undefined> {
   const processes = stack.cluster.processes;
   return {
     metacontroller: cpuMsOf(stack.metacontroller.process.pid),
@@ -455,7 +459,7 @@ function processCpu(stack: KubeCellStack): Record<string, number | undefined> {
   };
 }
 
-function hookCallsOf(samples: Sample[]): {
+export function hookCallsOf(samples: Sample[]): {
   ok: Record<string, number>;
   failed: Record<string, number>;
 } {
@@ -493,7 +497,7 @@ async function waitQuiet(stack: KubeCellStack, quietMs: number, timeoutMs: numbe
   }
 }
 
-function flagValues(logFile: string): FlagSetResult['effective'] {
+export function flagValues(logFile: string): FlagSetResult['effective'] {
   const line = readFileSync(logFile, 'utf8')
     .split('\n')
     .find((entry) => entry.includes('Configuration information'));
@@ -513,7 +517,7 @@ function flagValues(logFile: string): FlagSetResult['effective'] {
 }
 
 /** Client-side throttling waits over 1 s that Metacontroller logged after byte `from` of its log. */
-function throttling(logFile: string, from = 0): { count: number; maxSeconds: number } {
+export function throttling(logFile: string, from = 0): { count: number; maxSeconds: number } {
   const lines = readFileSync(logFile)
     .subarray(from)
     .toString('utf8')

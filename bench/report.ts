@@ -4,9 +4,10 @@ import os from 'node:os';
 import type { ApiserverResult } from './apiserver.js';
 import type { ScalingGrowth, ScalingResult } from './cell-scaling.js';
 import type { HttpCaseResult } from './http.js';
+import type { IdlePointResult, IdleResult, IdleResults } from './idle.js';
 import type { FlagSetResult, MetacontrollerResult, Stats, WaveResult } from './metacontroller.js';
 
-export const PARTS = ['http', 'scaling', 'apiserver', 'metacontroller'] as const;
+export const PARTS = ['http', 'scaling', 'apiserver', 'metacontroller', 'idle'] as const;
 export type Part = (typeof PARTS)[number];
 /** Where each part's figures are in Results. */
 export const RESULT_KEYS = {
@@ -14,6 +15,7 @@ export const RESULT_KEYS = {
   scaling: 'cellScaling',
   apiserver: 'apiserver',
   metacontroller: 'metacontroller',
+  idle: 'idle',
 } as const satisfies Record<Part, keyof Results>;
 
 /** A part whose figures were kept from an earlier run (`--only` ran other parts). */
@@ -74,6 +76,8 @@ export interface Results {
   cellScaling?: ScalingResult;
   apiserver?: ApiserverResult;
   metacontroller?: MetacontrollerResult;
+  /** The idle cost (issue 14), by label: `before` and, once measured, `after` the design change. */
+  idle?: IdleResults;
   /** Parts kept from earlier runs, with the run each came from. */
   kept?: KeptPart[];
   targets: Target[];
@@ -130,7 +134,180 @@ export function targets(results: Omit<Results, 'targets'>): Target[] {
     met: results.cellScaling ? results.cellScaling.noFasterThanFloor : 'not measured',
   });
   list.push(metacontrollerTarget(results.metacontroller));
+  list.push(...idleTargets(results.idle));
   return list;
+}
+
+/** KB as 1,000 bytes: the stricter reading of issue 14's limits. */
+const KB = 1000;
+const kb = (bytes: number | undefined) =>
+  bytes === undefined || Number.isNaN(bytes)
+    ? '–'
+    : `${(bytes / KB).toFixed(bytes < 10 * KB ? 2 : 1)} KB`;
+
+/** The latest run of the idle part (by date), whatever its label. */
+export function latestIdle(idle: IdleResults | undefined): IdleResult | undefined {
+  return Object.values(idle ?? {})
+    .filter((run) => run.measured)
+    .sort((a, b) => b.date.localeCompare(a.date))[0];
+}
+
+const pointName = (p: { nodes: number; virtualClusters: number }) =>
+  `${p.nodes} Nodes × ${p.virtualClusters} VCs`;
+
+/** The figure of the point of (nodes, virtualClusters), if measured. */
+function idlePoint(
+  run: IdleResult,
+  nodes: number,
+  virtualClusters: number,
+): IdlePointResult | undefined {
+  return run.points.find(
+    (p) => p.nodes === nodes && p.virtualClusters === virtualClusters && p.window !== undefined,
+  );
+}
+
+/** Ratios between points that differ in one dimension: [description, ratio]. */
+export function idleIndependence(run: IdleResult): [string, number][] {
+  const measured = run.points.filter((p) => p.window);
+  const pairs: [string, number][] = [];
+  for (const a of measured) {
+    for (const b of measured) {
+      const bytes = (p: IdlePointResult) => p.window?.bytesPerVirtualClusterSync ?? NaN;
+      if (a.virtualClusters === b.virtualClusters && a.nodes > b.nodes)
+        pairs.push([
+          `${a.nodes} ÷ ${b.nodes} Nodes (${a.virtualClusters} VCs)`,
+          bytes(a) / bytes(b),
+        ]);
+      if (a.nodes === b.nodes && a.virtualClusters > b.virtualClusters)
+        pairs.push([
+          `${a.virtualClusters} ÷ ${b.virtualClusters} VCs (${a.nodes} Nodes)`,
+          bytes(a) / bytes(b),
+        ]);
+    }
+  }
+  return pairs;
+}
+
+function idleTargets(idle: IdleResults | undefined): Target[] {
+  const run = latestIdle(idle);
+  const names = [
+    'Idle: VirtualCluster syncs per VirtualCluster per minute (lease renewed every 10 s), at 10 and at 100 VCs',
+    'Idle: bytes per VirtualCluster sync request, independent of Nodes and VCs',
+    'Idle: the stored Cell (managedFields included) per Node',
+    'Idle: Cell syncs per Cell per minute',
+  ];
+  if (!run)
+    return names.map((name) => ({ name, limit: '—', measured: 'not run', met: 'not measured' }));
+  const points = run.points.filter((p) => p.window);
+  const each = (pick: (p: IdlePointResult) => string) =>
+    points.map((p) => `${pointName(p)}: ${pick(p)}`).join('; ') + ` (${run.label})`;
+  const all = (ok: (p: IdlePointResult) => boolean) =>
+    points.length === 0 ? ('not measured' as const) : points.every(ok);
+  const independence = idleIndependence(run);
+  const independent = independence.every(([, ratio]) => ratio <= 1.1);
+  const bytesMet = all((p) => (p.window?.bytesPerVirtualClusterSync ?? Infinity) <= 64 * KB);
+  const main = idlePoint(run, 500, 100);
+  return [
+    {
+      name: names[0] ?? '',
+      limit: '≤ 0.5',
+      measured: each((p) => String(p.window?.virtualClusterSyncsPerVirtualClusterPerMinute)),
+      met: all((p) => (p.window?.virtualClusterSyncsPerVirtualClusterPerMinute ?? Infinity) <= 0.5),
+    },
+    {
+      name: names[1] ?? '',
+      limit: '≤ 64 KB, and within 10% between sizes',
+      measured:
+        each((p) => kb(p.window?.bytesPerVirtualClusterSync)) +
+        (independence.length
+          ? `; ratios ${independence.map(([what, ratio]) => `${what} ${ratio.toFixed(2)}×`).join(', ')}`
+          : ''),
+      met: bytesMet === true ? independent : bytesMet,
+    },
+    {
+      name: names[2] ?? '',
+      limit: '≤ 0.4 KB per Node',
+      measured: each(
+        (p) => `${kb(p.stored?.cellBytes)}, ${kb(p.stored?.cellBytesPerNode)} per Node`,
+      ),
+      met: main?.stored
+        ? main.stored.cellBytesPerNode <= 0.4 * KB
+        : all((p) => (p.stored?.cellBytesPerNode ?? Infinity) <= 0.4 * KB),
+    },
+    {
+      name: names[3] ?? '',
+      limit: '≤ 2',
+      measured: each((p) => String(p.window?.cellSyncsPerCellPerMinute)),
+      met: all((p) => (p.window?.cellSyncsPerCellPerMinute ?? Infinity) <= 2),
+    },
+  ];
+}
+
+function idleMarkdown(idle: IdleResults): string[] {
+  const lines: string[] = ['## Idle cost through Metacontroller (issue 14)', ''];
+  for (const run of Object.values(idle).sort((a, b) => a.date.localeCompare(b.date))) {
+    lines.push(
+      `### ${run.label} (${run.date.slice(0, 16).replace('T', ' ')}${run.gitCommit ? `, commit ${run.gitCommit}` : ''})`,
+      '',
+      `Metacontroller ${run.metacontrollerVersion} with \`${run.metacontrollerArgs.join(' ')}\`${run.effective ? ` (it logged client-go-qps ${run.effective.clientGoQps ?? '?'}, burst ${run.effective.clientGoBurst ?? '?'}, workers ${run.effective.workers ?? '?'})` : ''}; one Cell, its lease renewed every ${run.setup.leaseRenewSeconds} s (duration ${run.setup.leaseDurationSeconds} s); measured over ${run.setup.windowSeconds} s once the VirtualCluster sync rate agreed in two ${run.setup.sliceSeconds}-s slices in a row; then ${run.setup.quietSeconds} s with the renewal paused (quiet). KB = 1,000 bytes.`,
+      '',
+      '| Point | VC syncs / VC / min | quiet | Cell syncs / min | quiet | Bytes per VC sync | Bytes per Cell sync | Request bytes / min by controller | Stored Cell (managedFields) | per Node | CPU s / min: Metacontroller / hook server / apiserver + etcd | Settled | Times (s): stack, Cell Ready, VCs Ready, settle, whole point |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    );
+    for (const p of run.points) {
+      const w = p.window;
+      if (!w) {
+        lines.push(`| ${pointName(p)} | failed: ${p.error ?? 'no window'} | | | | | | | | | | | |`);
+        continue;
+      }
+      const perController = Object.entries(w.perController)
+        .filter(([, cost]) => cost.requestBytesPerMinute > 0)
+        .sort(([, a], [, b]) => b.requestBytesPerMinute - a.requestBytesPerMinute)
+        .map(([controller, cost]) => `${controller} ${kb(cost.requestBytesPerMinute)}`)
+        .join(', ');
+      const cpu = (name: string) => (w.cpuSecondsPerMinute[name] ?? NaN).toFixed(1);
+      const apiserver = (
+        (w.cpuSecondsPerMinute.kubeApiserver ?? NaN) + (w.cpuSecondsPerMinute.etcd ?? NaN)
+      ).toFixed(1);
+      lines.push(
+        `| ${pointName(p)} | **${w.virtualClusterSyncsPerVirtualClusterPerMinute}** | ${p.quiet?.virtualClusterSyncsPerVirtualClusterPerMinute ?? '–'} | **${w.cellSyncsPerCellPerMinute}** | ${p.quiet?.cellSyncsPerCellPerMinute ?? '–'} | **${kb(w.bytesPerVirtualClusterSync)}** | ${kb(w.bytesPerCellSync)} | ${perController} | ${kb(p.stored?.cellBytes)} (${kb(p.stored?.cellManagedFieldsBytes)}) | **${kb(p.stored?.cellBytesPerNode)}** | ${cpu('metacontroller')} / ${cpu('hookServer')} / ${apiserver} | ${p.settled ? 'yes' : '**no**'}${p.notAllReady ? `; **not all VCs Ready**: ${p.notAllReady}` : ''} | ${p.seconds.stackStart}, ${p.seconds.cellReady}, ${p.seconds.virtualClustersReady}, ${p.seconds.settle}, ${p.seconds.total} |`,
+      );
+    }
+    lines.push(
+      '',
+      'What each VirtualCluster sync followed (attribution by timing, see bench/idle.ts):',
+      '',
+    );
+    for (const p of run.points) {
+      const a = p.attribution;
+      if (!a) continue;
+      const after = Object.entries(a.virtualClusterSyncsAfter)
+        .sort(([, x], [, y]) => y - x)
+        .map(
+          ([what, count]) =>
+            `${count} after ${what}${a.virtualClusterSyncsPerChange[what] !== undefined ? ` (${a.virtualClusterSyncsPerChange[what]} per change)` : ''}`,
+        )
+        .join('; ');
+      const paths = Object.entries(a.changedPaths)
+        .map(
+          ([kind, changed]) =>
+            `${kind}: ${Object.entries(changed)
+              .slice(0, 6)
+              .map(([path, count]) => `\`${path}\` ${count}`)
+              .join(', ')}`,
+        )
+        .join('; ');
+      lines.push(
+        `- ${pointName(p)}: changes in the window ${JSON.stringify(a.changes)}; Cell writes: ${
+          Object.entries(a.cellWrites)
+            .map(([what, count]) => `${count} × ${what}`)
+            .join(', ') || 'none'
+        }; what changed (writes): ${paths || 'nothing'}. VirtualCluster syncs: ${after || 'none'}. Per lease cycle ${a.virtualClusterSyncsPerLeaseCycle ?? '–'}, per 10 s quiet ${a.virtualClusterSyncsPer10sQuiet ?? '–'}; median lag ${a.medianLagSeconds ?? '–'} s.`,
+      );
+    }
+    lines.push('');
+  }
+  return lines;
 }
 
 const seconds = (ms: number | undefined) =>
@@ -418,6 +595,7 @@ export function markdown(results: Results): string {
   }
 
   if (results.metacontroller) lines.push(...metacontrollerMarkdown(results.metacontroller));
+  if (results.idle) lines.push(...idleMarkdown(results.idle));
 
   if (results.notes.length > 0) {
     lines.push('## Notes', '');

@@ -4,6 +4,9 @@
  *   npm run bench                         everything (about 20 minutes on 2 cores)
  *   npm run bench -- --only=http,scaling  some parts: http, scaling, apiserver, metacontroller
  *   npm run bench -- --quick              shorter runs and sizes, to try the harness
+ *   npm run bench -- --only=idle          the idle cost (issue 14), at the issue's three points
+ *   npm run bench -- --only=idle --idle-nodes=50,500 --idle-vcs=10,100
+ *                                         the idle cost at every combination of these sizes
  *
  * With --only, the parts not run are kept from the previous bench/results.json (each with the
  * date, commit and load of the run that measured it), so results.md always shows every part.
@@ -14,6 +17,28 @@
  *   apiserver       server-side apply and deletion of VirtualCluster children on a real apiserver
  *   metacontroller  apply → Ready of 1 and 50 VirtualClusters through the real Metacontroller,
  *                   with its default flags and with raised ones (about 15 minutes)
+ *   idle            the cost of a quiet cluster through the real Metacontroller: one Cell with N
+ *                   Nodes and M VirtualClusters, its lease renewed every 10 s; hook calls and
+ *                   request bytes per controller per minute, the stored Cell's size
+ *                   (bench/idle.ts; by default 50×100, 500×10 and 500×100, about 40 minutes)
+ *
+ * Options of the idle part (each also from the environment variable in brackets):
+ *   --idle-points=500x100,50x10   Nodes × VirtualClusters per point [KUBECELL_BENCH_IDLE_POINTS]
+ *   --idle-nodes=50,500           with --idle-vcs: every combination [KUBECELL_BENCH_IDLE_NODES]
+ *   --idle-vcs=10,100             (a list alone combines with 500 Nodes or 100 VirtualClusters)
+ *                                 [KUBECELL_BENCH_IDLE_VCS]
+ *   --idle-window=180             seconds measured once converged [KUBECELL_BENCH_IDLE_WINDOW]
+ *   --idle-quiet=60               seconds with the lease renewal paused, 0 for none
+ *                                 [KUBECELL_BENCH_IDLE_QUIET]
+ *   --idle-settle-max=300         longest wait for the sync rate to settle
+ *                                 [KUBECELL_BENCH_IDLE_SETTLE_MAX]
+ *   --idle-ready-timeout=1800     longest wait for every VirtualCluster to be Ready; the point is
+ *                                 then measured anyway, marked as such
+ *                                 [KUBECELL_BENCH_IDLE_READY_TIMEOUT]
+ *   --idle-label=before           the label the figures are kept under in results.json
+ *                                 (`before` / `after` the design change of issue 14; the other
+ *                                 labels are kept from the previous results.json)
+ *                                 [KUBECELL_BENCH_IDLE_LABEL]
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -22,6 +47,14 @@ import * as prettier from 'prettier';
 import { runApiserverBenchmark } from './apiserver.js';
 import { runCellScaling } from './cell-scaling.js';
 import { runHttpBenchmark } from './http.js';
+import {
+  parsePoints,
+  pointsOf,
+  QUIET_DRAIN_MAX_SECONDS,
+  runIdleBenchmark,
+  type IdlePoint,
+  type IdleResults,
+} from './idle.js';
 import { FLAG_SETS, runMetacontrollerBenchmark } from './metacontroller.js';
 import { REPO_ROOT } from './processes.js';
 import {
@@ -35,12 +68,52 @@ import {
   PARTS,
 } from './report.js';
 
-function parseArgs(argv: string[]): { parts: Set<Part>; quick: boolean } {
+interface IdleArgs {
+  points?: string;
+  nodes?: string;
+  vcs?: string;
+  window?: string;
+  quiet?: string;
+  settleMax?: string;
+  readyTimeout?: string;
+  label?: string;
+}
+
+const IDLE_FLAGS: Record<string, keyof IdleArgs> = {
+  '--idle-points': 'points',
+  '--idle-nodes': 'nodes',
+  '--idle-vcs': 'vcs',
+  '--idle-window': 'window',
+  '--idle-quiet': 'quiet',
+  '--idle-settle-max': 'settleMax',
+  '--idle-ready-timeout': 'readyTimeout',
+  '--idle-label': 'label',
+};
+
+function parseArgs(argv: string[]): { parts: Set<Part>; quick: boolean; idle: IdleArgs } {
   let parts = new Set<Part>(PARTS);
   let quick = false;
+  const env = process.env;
+  const idle: IdleArgs = {
+    ...(env.KUBECELL_BENCH_IDLE_POINTS ? { points: env.KUBECELL_BENCH_IDLE_POINTS } : {}),
+    ...(env.KUBECELL_BENCH_IDLE_NODES ? { nodes: env.KUBECELL_BENCH_IDLE_NODES } : {}),
+    ...(env.KUBECELL_BENCH_IDLE_VCS ? { vcs: env.KUBECELL_BENCH_IDLE_VCS } : {}),
+    ...(env.KUBECELL_BENCH_IDLE_WINDOW ? { window: env.KUBECELL_BENCH_IDLE_WINDOW } : {}),
+    ...(env.KUBECELL_BENCH_IDLE_QUIET ? { quiet: env.KUBECELL_BENCH_IDLE_QUIET } : {}),
+    ...(env.KUBECELL_BENCH_IDLE_SETTLE_MAX
+      ? { settleMax: env.KUBECELL_BENCH_IDLE_SETTLE_MAX }
+      : {}),
+    ...(env.KUBECELL_BENCH_IDLE_READY_TIMEOUT
+      ? { readyTimeout: env.KUBECELL_BENCH_IDLE_READY_TIMEOUT }
+      : {}),
+    ...(env.KUBECELL_BENCH_IDLE_LABEL ? { label: env.KUBECELL_BENCH_IDLE_LABEL } : {}),
+  };
   for (const arg of argv) {
+    const [flag = '', value] = arg.split(/=(.*)/s, 2);
     if (arg === '--quick') quick = true;
-    else if (arg.startsWith('--only=')) {
+    else if (flag in IDLE_FLAGS && value !== undefined) {
+      idle[IDLE_FLAGS[flag] as keyof IdleArgs] = value;
+    } else if (arg.startsWith('--only=')) {
       const wanted = arg.slice('--only='.length).split(',');
       for (const part of wanted) {
         if (!(PARTS as readonly string[]).includes(part))
@@ -49,7 +122,44 @@ function parseArgs(argv: string[]): { parts: Set<Part>; quick: boolean } {
       parts = new Set(wanted as Part[]);
     } else throw new Error(`unknown argument ${arg}; see bench/run.ts`);
   }
-  return { parts, quick };
+  return { parts, quick, idle };
+}
+
+function numbers(text: string, what: string): number[] {
+  const values = text.split(',').map((part) => Number(part.trim()));
+  if (values.some((value) => !Number.isSafeInteger(value) || value <= 0))
+    throw new Error(`${what}: expected positive whole numbers separated by commas, got ${text}`);
+  return values;
+}
+
+function seconds(text: string | undefined, fallback: number, what: string): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0)
+    throw new Error(`${what}: expected seconds, got ${text}`);
+  return value;
+}
+
+/**
+ * The issue's comparison points (issue 14): 500 Nodes with 100 VirtualClusters, and each
+ * dimension alone reduced tenfold. The cheaper points first, so that a run stopped early still
+ * has some.
+ */
+const IDLE_DEFAULT_POINTS: IdlePoint[] = [
+  { nodes: 50, virtualClusters: 100 },
+  { nodes: 500, virtualClusters: 10 },
+  { nodes: 500, virtualClusters: 100 },
+];
+
+function idlePoints(args: IdleArgs, quick: boolean): IdlePoint[] {
+  if (args.points !== undefined) return parsePoints(args.points);
+  if (args.nodes !== undefined || args.vcs !== undefined) {
+    return pointsOf(
+      numbers(args.nodes ?? '500', 'idle Nodes'),
+      numbers(args.vcs ?? '100', 'idle VirtualClusters'),
+    );
+  }
+  return quick ? [{ nodes: 20, virtualClusters: 3 }] : IDLE_DEFAULT_POINTS;
 }
 
 /** Written as the repository's Prettier settings format it, so that `npm run lint` stays clean. */
@@ -104,8 +214,18 @@ function keepEarlierParts(results: Omit<Results, 'targets'>, ran: Set<Part>): vo
   if (kept.length > 0) results.kept = kept;
 }
 
+/** The idle figures of the previous results.json (every label), to keep the other labels. */
+function previousIdle(): IdleResults {
+  if (!existsSync(RESULTS_JSON)) return {};
+  try {
+    return (JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as Results).idle ?? {};
+  } catch {
+    return {};
+  }
+}
+
 async function main(): Promise<void> {
-  const { parts, quick } = parseArgs(process.argv.slice(2));
+  const { parts, quick, idle: idleArgs } = parseArgs(process.argv.slice(2));
   const settings = {
     parts: [...parts],
     quick,
@@ -126,7 +246,26 @@ async function main(): Promise<void> {
       profileNodes: 4,
       k3kIntervalMs: 100,
     },
+    idle: {
+      points: idlePoints(idleArgs, quick),
+      windowSeconds: seconds(idleArgs.window, quick ? 60 : 180, 'idle window'),
+      quietSeconds: seconds(idleArgs.quiet, quick ? 30 : 60, 'idle quiet window'),
+      settleMaxSeconds: seconds(idleArgs.settleMax, quick ? 120 : 300, 'idle settle max'),
+      readyTimeoutSeconds: seconds(idleArgs.readyTimeout, 30 * 60, 'idle ready timeout'),
+      sliceSeconds: 30,
+      leaseRenewSeconds: 10,
+      leaseDurationSeconds: 60,
+      k3kIntervalMs: 500,
+      label: idleArgs.label ?? 'before',
+    },
   };
+  if (
+    settings.idle.quietSeconds + QUIET_DRAIN_MAX_SECONDS + 20 >=
+    5 * settings.idle.leaseDurationSeconds
+  )
+    throw new Error(
+      `--idle-quiet=${settings.idle.quietSeconds}: the lease would go stale (KubeCell allows 5 lease durations, ${5 * settings.idle.leaseDurationSeconds} s)`,
+    );
   const results: Omit<Results, 'targets'> = { machine: machine(), settings, notes: [] };
   log(
     `machine: ${results.machine.cpuModel}, ${results.machine.cores} cores, Node ${results.machine.node}, load ${results.machine.loadAverageStart.join(' ')}`,
@@ -150,6 +289,11 @@ async function main(): Promise<void> {
       log,
       ...settings.metacontroller,
     });
+  }
+
+  if (parts.has('idle')) {
+    const run = await runIdleBenchmark({ ...settings.idle, log });
+    results.idle = { ...previousIdle(), [run.label]: run };
   }
 
   results.machine.loadAverageEnd = os.loadavg().map((value) => Math.round(value * 100) / 100);
