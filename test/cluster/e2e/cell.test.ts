@@ -463,4 +463,72 @@ describe('e2e: Cell through Metacontroller', function () {
       await eventuallyGone(stack, 'cells.kubecell.io', world.cell, CELL_NAMESPACE, 90_000);
     });
   });
+  describe('kubecell.io/skip-cleanup=true on a Cell in use', function () {
+    const world = cellWorld('e2e-cell-skip');
+    const hostNamespace = uniqueName('e2e-cell-skip-tenant');
+    const className = uniqueName('e2e-cell-skip-class');
+    const vcName = 'team-b';
+    let k3k: K3kSimulator;
+
+    before(async function () {
+      k3k = new K3kSimulator(client, {
+        filter: (cluster) => cluster.metadata.namespace === hostNamespace,
+      });
+      k3k.start();
+      await standUpCellWorld(client, world);
+      renewers.push(startRenewing(client, world.managedCluster, 60, 20_000));
+      await newReadyCell(world);
+      await apply(stack, classManifest(className, { 'requests.cpu': '2' }), 'e2e-platform');
+      await createHostNamespace(stack, hostNamespace);
+      await apply(
+        stack,
+        {
+          apiVersion: 'kubecell.io/v1alpha1',
+          kind: 'VirtualCluster',
+          metadata: { name: vcName, namespace: hostNamespace },
+          spec: { cellRef: { name: world.cell }, classRef: { name: className } },
+        },
+        'e2e-tenant',
+      );
+      await eventually(stack, `${world.cell} InUse`, async () => {
+        const object = await getCell(stack, world.cell);
+        return conditionOf(object, 'InUse')?.status === 'True'
+          ? { value: object }
+          : { notYet: describeStatus(object) };
+      });
+    });
+
+    after(async function () {
+      await kubectl(stack, [
+        'delete',
+        'virtualcluster',
+        vcName,
+        '-n',
+        hostNamespace,
+        '--wait=false',
+      ]);
+      await eventuallyGone(stack, 'virtualclusters.kubecell.io', vcName, hostNamespace, 90_000);
+      await k3k?.stop();
+    });
+
+    it('lets the Cell go at once; the VirtualCluster keeps its cluster', async function () {
+      await kubectl(stack, ['delete', 'cell', world.cell, '-n', CELL_NAMESPACE, '--wait=false']);
+      await eventuallyPhase(stack, 'cells.kubecell.io', world.cell, CELL_NAMESPACE, 'Deleting');
+      await kubectl(stack, [
+        'annotate',
+        'cell',
+        world.cell,
+        '-n',
+        CELL_NAMESPACE,
+        'kubecell.io/skip-cleanup=true',
+      ]);
+      await eventuallyGone(stack, 'cells.kubecell.io', world.cell, CELL_NAMESPACE, 90_000);
+      const vc = await getObject(stack, 'virtualclusters.kubecell.io', vcName, hostNamespace);
+      expect(vc?.metadata.deletionTimestamp).to.equal(undefined);
+      expect(await getObject(stack, 'clusters.k3k.io', vcName, hostNamespace)).to.not.equal(
+        undefined,
+      );
+      console.log(`      VirtualCluster after its Cell was let go: ${describeStatus(vc)}`);
+    });
+  });
 });
