@@ -1,17 +1,17 @@
 /**
  * The check Capacity: for each capacity-checked resource of the class's entitlement, can the
- * Cell still promise what the class needs? What it can promise (see evaluate.ts):
+ * Cell still promise what the class needs? What it can promise, from the Cell's inventory alone
+ * (see evaluate.ts):
  *
  *   available = min(inventory.availableEstimate,
- *                   allocatable − max(requested + pending, max(committed, committedSeen)))
+ *                   allocatable − max(requested + pending, committed))
  *
- * where committedSeen sums the entitlements of the VirtualClusters resolved to the Cell.
+ * where committed is the Cell's sum of the entitlements of the VirtualClusters resolved to it.
  */
 import type {
   Cell,
   FeasibilityCheck,
   ResourceInventory,
-  VirtualCluster,
   VirtualNodeClass,
 } from '../generated/types/index.js';
 import {
@@ -43,19 +43,14 @@ interface CapacityFacts {
   inventoryFresh: boolean;
 }
 
-/**
- * One Capacity check per capacity-checked resource, in resource order. `resolvedHere` are the
- * VirtualClusters resolved to the Cell (their entitlements count as committed).
- */
+/** One Capacity check per capacity-checked resource, in resource order. */
 export function checkCapacity(
   cell: Cell,
   cls: VirtualNodeClass,
-  resolvedHere: readonly VirtualCluster[],
   inventoryFresh: boolean,
 ): FeasibilityCheck[] {
   const { required, invalid } = capacityRequirements(cls.spec.entitlement?.workloadHard);
   const resources = [...new Set([...required.keys(), ...invalid.keys()])].sort(compareStrings);
-  const committedSeen = committedBy(resolvedHere);
   return resources.map((resource) => {
     const bad = invalid.get(resource);
     if (bad !== undefined) return invalidQuantityCheck('Capacity', resource, bad);
@@ -63,8 +58,7 @@ export function checkCapacity(
     return capacityCheck({
       resource,
       need: required.get(resource) ?? ZERO_QUANTITY,
-      estimate:
-        inventory === undefined ? undefined : availableFor(inventory, committedSeen.get(resource)),
+      estimate: inventory === undefined ? undefined : availableFor(inventory),
       inventoryFresh,
     });
   });
@@ -170,10 +164,7 @@ const INVENTORY_FIELDS = [
 type InventoryValues = Partial<Record<(typeof INVENTORY_FIELDS)[number], ParsedQuantity>>;
 
 /** What a new VirtualCluster can still be promised of one resource (see the file comment). */
-function availableFor(
-  inventory: ResourceInventory,
-  committedSeen: ParsedQuantity | undefined,
-): Estimate {
+function availableFor(inventory: ResourceInventory): Estimate {
   const values: InventoryValues = {};
   for (const field of INVENTORY_FIELDS) {
     const raw = inventory[field];
@@ -192,38 +183,18 @@ function availableFor(
           explanation: " (the Cell's availableEstimate)",
         };
   }
-  return estimateFromAllocatable(allocatable, values, committedSeen);
+  return estimateFromAllocatable(allocatable, values);
 }
 
-function estimateFromAllocatable(
-  allocatable: ParsedQuantity,
-  values: InventoryValues,
-  committedSeen: ParsedQuantity | undefined,
-): Estimate {
+function estimateFromAllocatable(allocatable: ParsedQuantity, values: InventoryValues): Estimate {
   const used = addQuantities(values.requested ?? ZERO_QUANTITY, values.pending ?? ZERO_QUANTITY);
-  const cellCommitted = values.committed ?? ZERO_QUANTITY;
-  const committed = maxQuantity(cellCommitted, committedSeen ?? ZERO_QUANTITY);
+  const committed = values.committed ?? ZERO_QUANTITY;
   let available = subtractQuantities(allocatable, maxQuantity(used, committed));
   if (values.availableEstimate !== undefined) {
     available = minQuantity(available, values.availableEstimate);
   }
-  const seenMore = compareQuantities(committed, cellCommitted) > 0;
   const explanation =
     ` (allocatable ${formatQuantity(allocatable)} − max(requested + pending ${formatQuantity(used)}, ` +
-    `committed ${formatQuantity(committed)})` +
-    (seenMore ? ', counting VirtualClusters resolved since the Cell last synced' : '') +
-    ')';
+    `committed ${formatQuantity(committed)}))`;
   return { kind: 'ok', available, explanation };
-}
-
-/** Sum of the entitlements of the given VirtualClusters, per inventory resource. */
-function committedBy(virtualClusters: readonly VirtualCluster[]): Map<string, ParsedQuantity> {
-  const sums = new Map<string, ParsedQuantity>();
-  for (const vc of virtualClusters) {
-    const { required } = capacityRequirements(vc.status?.resolved?.class.entitlement?.workloadHard);
-    for (const [resource, amount] of required) {
-      sums.set(resource, addQuantities(sums.get(resource) ?? ZERO_QUANTITY, amount));
-    }
-  }
-  return sums;
 }

@@ -26,34 +26,38 @@ export function checkCellLive(cell: Cell): FeasibilityCheck {
       `The Cell's phase is ${phase}, not Ready; see the Cell's conditions for why.`,
     );
   }
-  const lease = status?.managedCluster;
-  if (lease?.leaseFresh === false) {
+  // No time in these messages: a time that moves would rewrite the status of every placement
+  // that reports them.
+  const leaseFresh = status?.managedCluster?.leaseFresh;
+  if (leaseFresh === false) {
     return check(
       'CellLive',
       'Fail',
       Reason.LeaseStale,
-      `The ManagedCluster's lease is stale (last renewed ${lease.leaseRenewTime ?? 'never'}); the cluster agent must renew it.`,
+      "The ManagedCluster's lease is stale: OCM's hub reports that the cluster agent stopped renewing it. The cluster agent must renew it.",
     );
   }
-  if (lease?.leaseFresh !== true || lease.leaseRenewTime === undefined) {
+  if (leaseFresh !== true) {
     return check(
       'CellLive',
       'Unknown',
       Reason.LeaseUnknown,
-      "The Cell's status does not say whether the ManagedCluster's lease is fresh; wait for the Cell controller to observe the lease.",
+      "The Cell's status does not say whether the ManagedCluster's lease is fresh (the ManagedCluster reports no Available condition yet); wait for the cluster agent and the Cell controller.",
     );
   }
   return check(
     'CellLive',
     'Pass',
     Reason.CellLive,
-    `The Cell is Ready and its lease was renewed at ${lease.leaseRenewTime}.`,
+    "The Cell is Ready and its ManagedCluster's lease is fresh.",
   );
 }
 
 /**
  * Whether capacity can be judged on the Cell's inventory: its InventoryFresh condition is True
- * and its newest observation is at most `maxAgeSeconds` old at `now`.
+ * and its `status.observedAt` (the Cell's heartbeat, refreshed at least every 300 s) is at most
+ * `maxAgeSeconds` old at `now`. The messages name the limit, never a time or an age: either
+ * would change on every evaluation of a pending placement and rewrite its status each time.
  */
 export function checkInventoryFresh(
   cell: Cell,
@@ -77,45 +81,33 @@ export function checkInventoryFresh(
       `The Cell's InventoryFresh condition is ${condition.status} (${condition.reason}${condition.message ? `: ${condition.message}` : ''}); capacity cannot be judged until it is True.`,
     );
   }
-  const observedAt = newestObservation(cell);
-  if (observedAt !== undefined) {
-    const ageSeconds = Math.floor((now.getTime() - observedAt.getTime()) / 1000);
-    if (ageSeconds > maxAgeSeconds) {
-      return check(
-        'InventoryFresh',
-        'Unknown',
-        Reason.InventoryOutdated,
-        `The Cell's newest inventory observation is ${ageSeconds}s old (limit ${maxAgeSeconds}s); the kubecell-cell controller may not be syncing it.`,
-      );
-    }
+  return inventoryAge(cell, now, maxAgeSeconds);
+}
+
+/** InventoryFresh once the condition is True: how old the Cell's status.observedAt is. */
+function inventoryAge(cell: Cell, now: Date, maxAgeSeconds: number): FeasibilityCheck {
+  const stamp = cell.status?.observedAt;
+  const observedAt = typeof stamp === 'string' ? Date.parse(stamp) : NaN;
+  if (Number.isNaN(observedAt)) {
+    return check(
+      'InventoryFresh',
+      'Unknown',
+      Reason.InventoryNotObserved,
+      "The Cell's status has no readable observedAt: the Cell controller has not confirmed its inventory yet; wait for its next sync.",
+    );
   }
-  // The message names the limit, never the observation time: the Cell stamps a new time on
-  // every sync, and a pending VirtualCluster re-evaluates on every change of its Cell, so a time
-  // here would change its status on every Cell sync, which re-syncs the Cell (it relates the
-  // VirtualClusters placed on it): a loop between the two controllers.
+  if (now.getTime() - observedAt > maxAgeSeconds * 1000) {
+    return check(
+      'InventoryFresh',
+      'Unknown',
+      Reason.InventoryOutdated,
+      `The Cell's inventory was last confirmed more than ${maxAgeSeconds}s ago (status.observedAt); the kubecell-cell controller may not be syncing it.`,
+    );
+  }
   return check(
     'InventoryFresh',
     'Pass',
     Reason.InventoryFresh,
-    observedAt === undefined
-      ? "The Cell's inventory is current."
-      : `The Cell's inventory is current (its newest observation is at most ${maxAgeSeconds}s old).`,
+    `The Cell's inventory is current (its status.observedAt is at most ${maxAgeSeconds}s old).`,
   );
-}
-
-/** The newest time the Cell stamped on an observation (storage, NodePorts, Nodes), if any. */
-function newestObservation(cell: Cell): Date | undefined {
-  const stamps = [
-    cell.status?.storageInventory?.observedAt,
-    cell.status?.nodePorts?.observedAt,
-    ...(cell.status?.nodes ?? []).map((node) => node.observedAt),
-  ];
-  let newest: number | undefined;
-  for (const stamp of stamps) {
-    if (stamp === undefined) continue;
-    const time = Date.parse(stamp);
-    if (Number.isNaN(time)) continue;
-    if (newest === undefined || time > newest) newest = time;
-  }
-  return newest === undefined ? undefined : new Date(newest);
 }

@@ -3,13 +3,12 @@ import type { FeasibilityCheck, NamespaceSelector } from '../generated/types/ind
 import {
   decide,
   evaluateFeasibility,
-  isResolvedToCell,
   MAX_CHECKS,
   type FeasibilityInput,
   type FeasibilityResult,
 } from './evaluate.js';
 import { CHECK_ORDER, REASONS_BY_CHECK } from './reasons.js';
-import { acceptedInput, NOW, readyCell, smallClass, virtualCluster } from './testing.js';
+import { acceptedInput, NOW, smallClass, virtualCluster } from './testing.js';
 
 /** Every report produced in this file, to check reasons against REASONS_BY_CHECK at the end. */
 const seen: FeasibilityCheck[] = [];
@@ -164,15 +163,25 @@ describe('feasibility evaluation', () => {
         result: 'Unknown',
         reason: 'LeaseUnknown',
       });
-      const missingTime = evaluate((input) => {
-        const lease = status(input).managedCluster;
-        if (lease) delete lease.leaseRenewTime;
-      });
-      expect(only(missingTime, 'CellLive')).to.include({
+      const noManagedCluster = evaluate((input) => delete status(input).managedCluster);
+      expect(only(noManagedCluster, 'CellLive')).to.include({
         result: 'Unknown',
         reason: 'LeaseUnknown',
       });
-      expect(missingTime.decision).to.equal('Unknown');
+      expect(noManagedCluster.decision).to.equal('Unknown');
+    });
+
+    it('names no time in its messages, whatever the Cell reports', () => {
+      const messages = [true, false, undefined].map((leaseFresh) => {
+        const result = evaluate((input) => {
+          const lease = status(input).managedCluster;
+          if (lease) lease.leaseFresh = leaseFresh;
+          input.now = new Date('2026-11-30T00:03:00Z');
+        });
+        return only(result, 'CellLive').message ?? '';
+      });
+      expect(messages[0]).to.equal("The Cell is Ready and its ManagedCluster's lease is fresh.");
+      for (const message of messages) expect(message).not.to.match(/\d{4}-\d{2}-\d{2}|\d+s\b/);
     });
   });
 
@@ -207,55 +216,58 @@ describe('feasibility evaluation', () => {
       });
     });
 
-    it('is Unknown when the newest observation is older than the limit, and passes at the limit', () => {
-      const atLimit = evaluate((input) => (input.now = new Date('2026-11-30T00:01:50Z')));
+    it('is Unknown when status.observedAt is older than the limit (600 s), and passes at the limit', () => {
+      // The fixture's observedAt is 2026-11-29T23:59:50Z.
+      const atLimit = evaluate((input) => (input.now = new Date('2026-11-30T00:09:50Z')));
       expect(only(atLimit, 'InventoryFresh').result).to.equal('Pass');
-      const past = evaluate((input) => (input.now = new Date('2026-11-30T00:01:51Z')));
+      const past = evaluate((input) => (input.now = new Date('2026-11-30T00:09:51Z')));
       expect(only(past, 'InventoryFresh')).to.include({
         result: 'Unknown',
         reason: 'InventoryOutdated',
         message:
-          "The Cell's newest inventory observation is 121s old (limit 120s); the kubecell-cell controller may not be syncing it.",
+          "The Cell's inventory was last confirmed more than 600s ago (status.observedAt); the kubecell-cell controller may not be syncing it.",
       });
+      for (const c of past.checks.filter((c) => c.name === 'Capacity')) {
+        expect(c).to.include({ result: 'Unknown', reason: 'InventoryNotFresh' });
+      }
+      expect(past.decision).to.equal('Unknown');
+      const muchLater = evaluate((input) => (input.now = new Date('2026-11-30T05:00:00Z')));
+      expect(only(muchLater, 'InventoryFresh')).to.deep.equal(only(past, 'InventoryFresh'));
       const custom = evaluate((input) => {
-        input.now = new Date('2026-11-30T00:01:51Z');
-        input.inventoryMaxAgeSeconds = 600;
+        input.now = new Date('2026-11-30T00:09:51Z');
+        input.inventoryMaxAgeSeconds = 900;
       });
       expect(only(custom, 'InventoryFresh').result).to.equal('Pass');
     });
 
     it('gives the same report whatever the time of a fresh observation (no loop with the Cell)', () => {
-      // The Cell stamps new observation times on every sync; a pending VirtualCluster
-      // re-evaluates on every Cell change and the Cell relates it back, so the report must not
-      // change with those times.
-      const restamp = (stamp: string) => (input: FeasibilityInput) => {
-        const s = status(input);
-        if (s.storageInventory) s.storageInventory.observedAt = stamp;
-        if (s.nodePorts) s.nodePorts.observedAt = stamp;
-        for (const node of s.nodes ?? []) node.observedAt = stamp;
-        input.now = new Date('2026-11-30T00:01:00Z');
+      // The Cell refreshes its heartbeat (status.observedAt) at least every 300 s, and a pending
+      // placement evaluates again and again: the report must not change with that time or with
+      // the time of the evaluation.
+      const restamp = (stamp: string, now: string) => (input: FeasibilityInput) => {
+        status(input).observedAt = stamp;
+        input.now = new Date(now);
       };
-      const earlier = evaluate(restamp('2026-11-30T00:00:10Z'));
-      const later = evaluate(restamp('2026-11-30T00:00:11Z'));
+      const earlier = evaluate(restamp('2026-11-30T00:00:10Z', '2026-11-30T00:01:00Z'));
+      const later = evaluate(restamp('2026-11-30T00:05:11Z', '2026-11-30T00:09:00Z'));
       expect(later.checks).to.deep.equal(earlier.checks);
       expect(only(later, 'InventoryFresh')).to.include({
         result: 'Pass',
-        message: "The Cell's inventory is current (its newest observation is at most 120s old).",
+        message: "The Cell's inventory is current (its status.observedAt is at most 600s old).",
       });
     });
 
-    it('trusts the condition when the status carries no observation times', () => {
-      const result = evaluate((input) => {
-        const s = status(input);
-        delete s.nodes;
-        if (s.storageInventory) delete s.storageInventory.observedAt;
-        if (s.nodePorts) delete s.nodePorts.observedAt;
-        input.now = new Date('2027-01-01T00:00:00Z');
-      });
-      expect(only(result, 'InventoryFresh')).to.include({
-        result: 'Pass',
-        message: "The Cell's inventory is current.",
-      });
+    it('is Unknown when status.observedAt is missing or unreadable, even with the condition True', () => {
+      for (const observedAt of [undefined, 'yesterday']) {
+        const result = evaluate((input) => (status(input).observedAt = observedAt));
+        expect(only(result, 'InventoryFresh')).to.include({
+          result: 'Unknown',
+          reason: 'InventoryNotObserved',
+          message:
+            "The Cell's status has no readable observedAt: the Cell controller has not confirmed its inventory yet; wait for its next sync.",
+        });
+        expect(result.decision).to.equal('Unknown');
+      }
     });
   });
 
@@ -429,8 +441,34 @@ describe('feasibility evaluation', () => {
       });
     });
 
-    it('counts VirtualClusters resolved to the Cell that the Cell status does not count yet', () => {
-      const result = evaluate((input) => {
+    it("takes the committed capacity from the Cell's inventory alone", () => {
+      const fromCell = evaluate((input) => {
+        inventory(input, 'cpu').committed = '48';
+        inventory(input, 'nvidia.com/gpu').committed = '6';
+        input.virtualClusters = [];
+      });
+      // 63.5 − max(requested + pending 13, committed 48) = 15.5
+      expect(only(fromCell, 'Capacity', 'cpu')).to.include({ available: '15500m', result: 'Pass' });
+      expect(only(fromCell, 'Capacity', 'cpu').message).to.equal(
+        'The class needs 4 cpu; the Cell can still promise 15500m (allocatable 63500m − max(requested + pending 13, committed 48)).',
+      );
+      // GPUs: 8 − max(2, 6) = 2 available, the class needs 2.
+      expect(only(fromCell, 'Capacity', 'nvidia.com/gpu')).to.include({
+        available: '2',
+        result: 'Pass',
+      });
+      const full = evaluate((input) => (inventory(input, 'nvidia.com/gpu').committed = '7'));
+      expect(only(full, 'Capacity', 'nvidia.com/gpu')).to.include({
+        available: '1',
+        result: 'Fail',
+        reason: 'InsufficientCapacity',
+      });
+    });
+
+    it('does not sum the VirtualClusters it is given: the Cell counts them (design point 6)', () => {
+      const alone = evaluate((input) => (input.virtualClusters = []));
+      const withOthers = evaluate((input) => {
+        // Resolved to this Cell after its last sync, with more than it has left: not counted.
         input.virtualClusters = [
           virtualCluster('a', 'tenant-b', {
             cellName: 'cell1',
@@ -440,30 +478,14 @@ describe('feasibility evaluation', () => {
             cellName: 'cell1',
             workloadHard: { cpu: '8', 'requests.cpu': '10', 'requests.nvidia.com/gpu': '2' },
           }),
-          // Resolved elsewhere, or to an earlier Cell of the same name: not committed here.
-          virtualCluster('c', 'tenant-d', {
-            cellName: 'cell2',
-            workloadHard: { 'requests.cpu': '99' },
-          }),
-          virtualCluster('d', 'tenant-e', {
-            cellName: 'cell1',
-            cellUid: 'old-cell1-uid',
-            workloadHard: { 'requests.cpu': '99' },
-          }),
-          // Not resolved yet: commits nothing.
           virtualCluster('e', 'tenant-f'),
         ];
       });
-      // committed = max(40 from the Cell, 40 + 8 seen) = 48; 63.5 − max(13, 48) = 15.5
-      expect(only(result, 'Capacity', 'cpu')).to.include({ available: '15500m', result: 'Pass' });
-      expect(only(result, 'Capacity', 'cpu').message).to.include(
-        'committed 48), counting VirtualClusters resolved since the Cell last synced',
-      );
-      // GPUs: max(4, 6) = 6 committed; 8 − 6 = 2 available, the class needs 2.
-      expect(only(result, 'Capacity', 'nvidia.com/gpu')).to.include({
-        available: '2',
-        result: 'Pass',
-      });
+      const capacity = (result: FeasibilityResult) =>
+        result.checks.filter((c) => c.name === 'Capacity');
+      expect(capacity(withOthers)).to.deep.equal(capacity(alone));
+      expect(only(withOthers, 'Capacity', 'cpu')).to.include({ available: '23500m' });
+      expect(withOthers.decision).to.equal('Accepted');
     });
 
     it("never credits more than the Cell's own availableEstimate", () => {
@@ -828,19 +850,6 @@ describe('feasibility evaluation', () => {
         input.virtualClusters = [virtualCluster('first', 'tenant-a')];
       });
       expect(result.decision).to.equal('Rejected');
-    });
-  });
-
-  describe('isResolvedToCell', () => {
-    it('matches name and, when both are known, UID', () => {
-      const cell = readyCell();
-      const vc = (uid?: string) =>
-        virtualCluster('x', 'ns', { cellName: 'cell1', cellUid: uid, workloadHard: {} });
-      expect(isResolvedToCell(vc('cell1-uid'), cell)).to.equal(true);
-      expect(isResolvedToCell(vc('other'), cell)).to.equal(false);
-      delete cell.metadata.uid;
-      expect(isResolvedToCell(vc('other'), cell)).to.equal(true);
-      expect(isResolvedToCell(virtualCluster('y', 'ns'), cell)).to.equal(false);
     });
   });
 

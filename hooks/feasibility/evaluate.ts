@@ -14,17 +14,15 @@
  * its own module: found.ts, namespace.ts, cell-state.ts, devices.ts, capacity.ts, storage.ts,
  * node-ports.ts; check.ts builds their entries.
  *
- * What is already committed on the Cell: the Cell's `inventory[r].committed` sums the
- * entitlements of the VirtualClusters resolved to it as of the Cell's last sync. A
- * VirtualCluster resolved since then is not in it yet, so the evaluation also sums the
- * entitlements (`status.resolved.class.entitlement`) of the VirtualClusters it is given
- * that are resolved to this Cell, and uses the larger of the two:
+ * What is already committed on the Cell comes from the Cell alone: its `inventory[r].committed`
+ * sums the entitlements of the VirtualClusters resolved to it, as of its last sync.
  *
  *   available = min(inventory.availableEstimate,
- *                   allocatable − max(requested + pending, max(committed, committedSeen)))
+ *                   allocatable − max(requested + pending, committed))
  *
- * The larger of the two never credits a deletion the Cell has not observed yet, and never
- * misses a resolution it has not observed yet: the estimate errs towards Fail.
+ * The VirtualClusters of the Cell are not read (a placement relates to O(1) objects, see
+ * related.ts). Two placements accepted within the Cell's reaction time can therefore both fit
+ * the same headroom; the Cell then shows availableEstimate < 0 (docs/limitations.md).
  */
 import type {
   Cell,
@@ -55,10 +53,11 @@ export const DEFAULT_NODE_PORT_RANGE: Readonly<NodePortRange> = Object.freeze({
 });
 
 /**
- * How old the Cell's newest observation may be for its inventory to count as fresh: four
- * times the Cell controller's 30-second resync, so one or two missed resyncs do not flap.
+ * How old the Cell's `status.observedAt` may be for its inventory to count as fresh: twice the
+ * Cell's heartbeat (it refreshes observedAt at least every 300 s), so one late heartbeat does
+ * not flap.
  */
-export const DEFAULT_INVENTORY_MAX_AGE_SECONDS = 120;
+export const DEFAULT_INVENTORY_MAX_AGE_SECONDS = 600;
 
 export interface FeasibilityInput {
   /** The Cell named by the placement (`spec.cellRef.name`), for messages when absent. */
@@ -79,8 +78,8 @@ export interface FeasibilityInput {
    */
   namespaceLabels?: Readonly<Record<string, string>>;
   /**
-   * VirtualClusters observed, in any namespace, other than the one being evaluated. Those
-   * resolved to the Cell count as committed; those in `namespace` occupy it.
+   * VirtualClusters observed, other than the one being evaluated: those in `namespace` occupy
+   * it (others are ignored). Capacity committed on the Cell is read from the Cell, not from here.
    */
   virtualClusters: readonly VirtualCluster[];
   /** The cluster's NodePort range. */
@@ -115,9 +114,8 @@ export function evaluateFeasibility(input: FeasibilityInput): FeasibilityResult 
     checks.push(fresh);
   }
   if (cell !== undefined && virtualNodeClass !== undefined) {
-    const resolvedHere = input.virtualClusters.filter((vc) => isResolvedToCell(vc, cell));
     checks.push(...checkResourceOffered(cell, virtualNodeClass));
-    checks.push(...checkCapacity(cell, virtualNodeClass, resolvedHere, inventoryFresh));
+    checks.push(...checkCapacity(cell, virtualNodeClass, inventoryFresh));
     checks.push(checkStorage(cell, virtualNodeClass));
   }
   if (cell !== undefined) checks.push(checkNodePorts(cell, input.nodePortRange));
@@ -131,14 +129,6 @@ export function decide(checks: readonly Pick<FeasibilityCheck, 'result'>[]): Dec
   if (checks.some((check) => check.result === 'Fail')) return Decision.Rejected;
   if (checks.some((check) => check.result === 'Unknown')) return Decision.Unknown;
   return Decision.Accepted;
-}
-
-/** Whether a VirtualCluster's `status.resolved` names this Cell (and, when both are known, its UID). */
-export function isResolvedToCell(vc: VirtualCluster, cell: Cell): boolean {
-  const resolved = vc.status?.resolved?.cell;
-  if (resolved === undefined || resolved.name !== cell.metadata.name) return false;
-  const uid = cell.metadata.uid;
-  return uid === undefined || resolved.uid === undefined || resolved.uid === uid;
 }
 
 /**

@@ -1,11 +1,14 @@
 /**
- * What a placement is evaluated from, as Metacontroller related-resource rules: the Cell, the
- * class, the VirtualClusters already on the Cell (their committed capacity) and those of the
- * namespace (one per namespace). The plan and the VirtualCluster both ask for these, and each
- * adds its namespace (for its labels) and what only it needs.
+ * What a placement is evaluated from, as Metacontroller related-resource rules: the Cell (its
+ * status carries the capacity already committed to its VirtualClusters), the class, and the
+ * VirtualClusters of the namespace (one per namespace). The plan and the VirtualCluster both ask
+ * for these, and each adds its namespace (for its labels) and what only it needs.
+ *
+ * The VirtualClusters of the Cell are not related: the Cell sums their entitlements in
+ * `status.inventory[r].committed`, so a change to one of them does not re-sync every other
+ * VirtualCluster and plan of the Cell, and a request stays the same size however many there are.
  */
 import { API_VERSION } from '../api/kinds.js';
-import { LABELS } from '../kube/labels.js';
 import type { RelatedResourceRule } from '../metacontroller/protocol.js';
 
 export interface PlacementRefs {
@@ -22,11 +25,6 @@ export function placementRelatedResources(refs: PlacementRefs): RelatedResourceR
   return [
     { apiVersion: API_VERSION, resource: 'cells', namespace: cellNamespace, names: [cellName] },
     { apiVersion: API_VERSION, resource: 'virtualnodeclasses', names: [className] },
-    {
-      apiVersion: API_VERSION,
-      resource: 'virtualclusters',
-      labelSelector: { matchLabels: { [LABELS.cell]: cellName } },
-    },
     { apiVersion: API_VERSION, resource: 'virtualclusters', namespace },
   ];
 }

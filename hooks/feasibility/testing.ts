@@ -41,9 +41,9 @@ export function readyCell(): Cell {
         joined: true,
         available: true,
         leaseFresh: true,
-        leaseRenewTime: '2026-11-29T23:59:40Z',
       },
-      nodes: [{ name: 'node-a', profile: 'a100', ready: true, observedAt: '2026-11-29T23:59:50Z' }],
+      nodeCount: { total: 1, ready: 1 },
+      nodeAddresses: [{ node: 'node-a', address: '10.0.12.7' }],
       inventory: readyInventory(),
       storageInventory: {
         provisioner: 'topolvm.io',
@@ -52,10 +52,10 @@ export function readyCell(): Cell {
         freeCapacityKnown: true,
         freeCapacitySource: 'TopoLVMNodeAnnotations',
         fresh: true,
-        observedAt: '2026-11-29T23:59:50Z',
       },
-      nodePorts: { allocated: 10, observedAt: '2026-11-29T23:59:50Z', fresh: true },
+      nodePorts: { allocated: 10, fresh: true },
       resolvedBy: 2,
+      observedAt: '2026-11-29T23:59:50Z',
     },
   };
 }

@@ -3,7 +3,7 @@ import { customizePlan } from './customize.js';
 import { CONFIG, plan } from './testing.js';
 
 describe('VirtualClusterPlan customize', () => {
-  it('asks for the Cell, the class, the VirtualClusters of the Cell and of the namespace, and the Namespace', () => {
+  it('asks for the Cell, the class, the VirtualClusters of the namespace and the Namespace: not those of the Cell', () => {
     expect(customizePlan({ parent: plan() }, CONFIG)).to.deep.equal({
       relatedResources: [
         {
@@ -13,11 +13,6 @@ describe('VirtualClusterPlan customize', () => {
           names: ['cell1'],
         },
         { apiVersion: 'kubecell.io/v1alpha1', resource: 'virtualnodeclasses', names: ['small'] },
-        {
-          apiVersion: 'kubecell.io/v1alpha1',
-          resource: 'virtualclusters',
-          labelSelector: { matchLabels: { 'kubecell.io/cell': 'cell1' } },
-        },
         { apiVersion: 'kubecell.io/v1alpha1', resource: 'virtualclusters', namespace: 'tenant-a' },
         { apiVersion: 'v1', resource: 'namespaces', names: ['tenant-a'] },
       ],

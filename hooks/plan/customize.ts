@@ -3,17 +3,17 @@
  *
  * Metacontroller caches this answer per plan UID and generation (20 minutes), so it depends
  * on the plan's spec and its (immutable) namespace only, never on status. The rules rely on
- * `version: v2`: a namespaced parent then receives related objects from other namespaces
- * (the Cell in the controller namespace, VirtualClusters everywhere) and cluster-scoped
- * ones (the class, the Namespace); with v1 they would be silently missing.
+ * `version: v2`: a namespaced parent then receives related objects from another namespace
+ * (the Cell in the controller namespace) and cluster-scoped ones (the class, the Namespace);
+ * with v1 they would be silently missing.
  *
- * 1. the Cell `spec.cellRef.name` in the controller namespace;
+ * 1. the Cell `spec.cellRef.name` in the controller namespace (its status carries the capacity
+ *    already committed to its VirtualClusters, `inventory[r].committed`);
  * 2. the VirtualNodeClass `spec.classRef.name` (cluster-scoped);
- * 3. the VirtualClusters labelled `kubecell.io/cell=<cell>` in every namespace (the
- *    admission webhook sets the label from `spec.cellRef`): those resolved to the Cell
- *    count as committed capacity;
- * 4. the VirtualClusters in the plan's namespace, which the target namespace would share;
- * 5. the plan's Namespace, for its `kubecell.io/host-namespace` label.
+ * 3. the VirtualClusters in the plan's namespace, which the target namespace would share;
+ * 4. the plan's Namespace, for its `kubecell.io/host-namespace` label.
+ *
+ * The VirtualClusters of the Cell are not related (feasibility/related.ts says why).
  *
  * Each rule also makes Metacontroller call sync again when a matching object changes. The
  * decision is not refreshed by that (it is evaluated once per generation), so those calls

@@ -3,6 +3,7 @@ import { API_VERSION } from '../api/kinds.js';
 import { acceptedInput, NOW } from '../feasibility/testing.js';
 import type { VirtualClusterPlan } from '../generated/types/index.js';
 import {
+  childKey,
   toObjectMap,
   type CompositeSyncRequest,
   type KubernetesObject,
@@ -37,13 +38,20 @@ export function hostNamespace(labels: Record<string, string> = {}): KubernetesOb
   };
 }
 
-/** What Metacontroller would send for the accepted fixture: Cell, class, Namespace, VCs. */
+/**
+ * What Metacontroller would send for the accepted fixture: Cell, class, Namespace and the
+ * VirtualClusters of the plan's namespace (none: the fixture's other VirtualCluster lives in
+ * another namespace, which the plan does not relate to).
+ */
 export function acceptedRelated(): ObjectMap {
   const input = acceptedInput();
-  const objects: KubernetesObject[] = [hostNamespace(), ...input.virtualClusters];
+  const namespaceVcs = input.virtualClusters.filter((vc) => vc.metadata.namespace === 'tenant-a');
+  const objects: KubernetesObject[] = [hostNamespace(), ...namespaceVcs];
   if (input.cell) objects.push(input.cell);
   if (input.virtualNodeClass) objects.push(input.virtualNodeClass);
-  return toObjectMap(objects);
+  const map = toObjectMap(objects);
+  map[childKey(API_VERSION, 'VirtualCluster')] ??= {};
+  return map;
 }
 
 export function syncRequest(
