@@ -12,6 +12,9 @@
 //   6. the Metacontroller objects of metacontroller/ (the base and the chosen GPUCellPool
 //      provisioner components), their hooks pointed at that hook server
 //
+//   7. optionally (`ocmHub`), OCM's hub lease controller as test/simulate/ocm.ts plays it: on a
+//      real platform the OCM hub always runs it, so every Cell is judged live or not by it
+//
 // Nothing here plays KubeCell: the outside world (OCM, kubelets, k3k, KubeVirt, Cluster API) is
 // played by test/simulate/, and everything KubeCell does is done by Metacontroller calling the
 // hooks.
@@ -30,6 +33,8 @@ import {
   type RunningMetacontroller,
 } from './control-plane.js';
 import { createCertificateAuthority, issueCertificate } from './certs.js';
+import { KubeClient } from '../simulate/kube-client.js';
+import { HubLeaseController } from '../simulate/ocm.js';
 import { installKubeCellApi, kubectlOk } from './kubecell.js';
 import { clusterTestDir, repoRoot } from './paths.js';
 import { freeLoopbackPorts } from './ports.js';
@@ -58,6 +63,12 @@ export interface KubeCellStackOptions {
   webhook?: boolean;
   /** Extra Metacontroller flags (appended last, so they win). */
   metacontrollerArgs?: readonly string[];
+  /**
+   * Run OCM's hub lease controller (test/simulate/ocm.ts HubLeaseController): a ManagedCluster
+   * whose lease is not renewed for 5 lease durations turns Available=Unknown, which a Cell reads
+   * as a stale lease. Default false: `npm run local-up` leaves OCM to `--simulate`.
+   */
+  ocmHub?: boolean;
   /** Options of the control plane itself (Metacontroller is started here, not there). */
   controlPlane?: Omit<ControlPlaneOptions, 'metacontroller'>;
   log?: (line: string) => void;
@@ -71,6 +82,8 @@ export interface KubeCellStack {
   hookServerUrl: string;
   /** `<kind>/<name>` of every Metacontroller object applied. */
   controllers: string[];
+  /** The simulated OCM hub's lease controller, when `ocmHub` asked for it. */
+  ocmHub?: HubLeaseController;
   /** Stops the hook server and the control plane (Metacontroller first). */
   stop(options?: { keepLogs?: boolean }): Promise<void>;
 }
@@ -203,13 +216,19 @@ export async function startKubeCellStack(
       .split('\n')
       .map((line) => line.split(' ')[0] ?? line);
     log(`KubeCell controllers applied: ${controllers.join(', ')}`);
+    const hubClient = options.ocmHub ? new KubeClient(cluster.kubeconfigPath) : undefined;
+    const ocmHub = hubClient ? new HubLeaseController(hubClient) : undefined;
+    ocmHub?.start();
     return {
       cluster,
       metacontroller,
       hookServer: runningHookServer,
       hookServerUrl,
       controllers,
+      ...(ocmHub ? { ocmHub } : {}),
       async stop(stopOptions = {}): Promise<void> {
+        await ocmHub?.stop();
+        hubClient?.close();
         await runningHookServer.stop();
         await cluster.stop(stopOptions);
       },

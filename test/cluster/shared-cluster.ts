@@ -31,9 +31,14 @@ export const CLUSTER_SETUP_TIMEOUT_MS = 60 * 60 * 1000;
 /**
  * The shared cluster runs KubeCell the way it is meant to be deployed: Metacontroller with
  * server-side apply, which the Metacontroller docs recommend (DESIGN.md §6), as the
- * ServiceAccount manifests/rbac/ grants, with both GPUCellPool provisioners installed.
+ * ServiceAccount manifests/rbac/ grants, with both GPUCellPool provisioners installed, next to
+ * an OCM hub whose lease controller judges every ManagedCluster's lease (simulated,
+ * test/simulate/ocm.ts), whoever joined it.
  */
-export const SHARED_CLUSTER_OPTIONS: KubeCellStackOptions = { applyStrategy: 'server-side-apply' };
+export const SHARED_CLUSTER_OPTIONS: KubeCellStackOptions = {
+  applyStrategy: 'server-side-apply',
+  ocmHub: true,
+};
 
 let sharedCluster: Promise<KubeCellStack> | undefined;
 let sharedClusterOptionsJson: string | undefined;

@@ -4,7 +4,8 @@
 // component would write, under a field manager naming it; none of them does KubeCell's work.
 //
 // - OCM (ocm.ts): for every Cell's spec.managedClusterRef, the ManagedCluster joins (accepted,
-//   joined, available) and its lease is renewed on a loop;
+//   joined, available) and its lease is renewed on a loop; the hub's lease controller marks a
+//   ManagedCluster whose lease is no longer renewed Available=Unknown;
 // - the provider baseline (provider-baseline.ts): k3k's namespace, CRDs and controller, the CNI
 //   and TopoLVM DaemonSets, ready;
 // - kubelets (kubelet.ts): N Ready Nodes per Cell machine profile, labelled
@@ -22,7 +23,7 @@ import { K3kSimulator, type K3kSimulatorOptions } from './k3k.js';
 import { KubeClient, clientFor, isNotFound, resourcePath, type KubeObject } from './kube-client.js';
 import { DEFAULT_NODE_CAPACITY, registerNode, type NodeRegistration } from './kubelet.js';
 import { KubeVirtSimulator, type KubeVirtSimulatorOptions } from './kubevirt.js';
-import { LeaseRenewer, joinManagedCluster, managedClusterPath } from './ocm.js';
+import { HubLeaseController, LeaseRenewer, joinManagedCluster, managedClusterPath } from './ocm.js';
 import {
   installProviderBaseline,
   rescheduleDaemonSets,
@@ -35,6 +36,14 @@ export interface OcmOptions {
   leaseDurationSeconds?: number;
   /** How often leases are renewed; default the lease duration (what the OCM agent does). */
   renewIntervalMs?: number;
+  /**
+   * Run the hub's lease controller (HubLeaseController: every ManagedCluster whose lease is not
+   * renewed for 5 lease durations turns Available=Unknown); default true. Without it a stale
+   * lease goes unnoticed, as on a hub whose registration controller is down.
+   */
+  hub?: boolean;
+  /** How often the hub's lease controller looks at the leases; default 1 s. */
+  hubIntervalMs?: number;
 }
 
 export interface ProfileNodeOptions {
@@ -77,6 +86,8 @@ export interface SimulationOptions {
 export interface Simulation {
   client: KubeClient;
   leases?: LeaseRenewer;
+  /** OCM's hub lease controller (ocm.ts), unless `ocm: false` or `ocm.hub: false`. */
+  ocmHub?: HubLeaseController;
   k3k?: K3kSimulator;
   kubevirt?: KubeVirtSimulator;
   clusterAPI?: ClusterAPISimulator;
@@ -160,6 +171,13 @@ export async function startSimulation(
         log,
       })
     : undefined;
+  const ocmHub =
+    ocm && ocm.hub !== false
+      ? new HubLeaseController(client, {
+          ...(ocm.hubIntervalMs ? { intervalMs: ocm.hubIntervalMs } : {}),
+          log,
+        })
+      : undefined;
   const nodeOptions = options.profileNodes === false ? undefined : (options.profileNodes ?? {});
 
   const syncCells = async (): Promise<void> => {
@@ -249,6 +267,7 @@ export async function startSimulation(
       : new ClusterAPISimulator(client, { log, ...options.clusterAPI });
 
   leases?.start();
+  ocmHub?.start();
   await cellWatcher.runOnce();
   cellWatcher.start();
   k3k?.start();
@@ -258,6 +277,7 @@ export async function startSimulation(
   return {
     client,
     ...(leases ? { leases } : {}),
+    ...(ocmHub ? { ocmHub } : {}),
     ...(k3k ? { k3k } : {}),
     ...(kubevirt ? { kubevirt } : {}),
     ...(clusterAPI ? { clusterAPI } : {}),
@@ -268,6 +288,7 @@ export async function startSimulation(
       await Promise.all([
         cellWatcher.stop(),
         leases?.stop(),
+        ocmHub?.stop(),
         k3k?.stop(),
         kubevirt?.stop(),
         clusterAPI?.stop(),

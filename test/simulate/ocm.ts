@@ -1,19 +1,32 @@
 // SIMULATED Open Cluster Management: what OCM's registration agent (on the managed cluster) and
 // the hub's registration controllers would write for one ManagedCluster, so that a Cell bound to
 // it can be Joined, Available and live. Nothing here is KubeCell: the Cell controller only reads
-// these objects (hooks/cell/liveness.ts, hooks/cell/customize.ts).
+// the ManagedCluster (hooks/cell/liveness.ts, hooks/cell/customize.ts).
 //
 // - ManagedCluster `cluster.open-cluster-management.io/v1` (cluster-scoped): created by the agent
 //   with spec.leaseDurationSeconds; spec.hubAcceptsClient set by the hub administrator
 //   (`clusteradm accept`); status conditions HubAcceptedManagedCluster (hub),
-//   ManagedClusterJoined and ManagedClusterConditionAvailable (agent / hub lease controller),
-//   capacity, allocatable and version.
+//   ManagedClusterJoined and ManagedClusterConditionAvailable (agent), capacity, allocatable and
+//   version.
 // - The namespace named after the cluster (the hub creates it on acceptance).
 // - Lease `coordination.k8s.io/v1` `managed-cluster-lease` in that namespace, renewed by the agent
-//   (spec.renewTime, MicroTime). The Cell trusts only this lease for liveness.
-import { KubeClient, isNotFound, resourcePath, type KubeObject } from './kube-client.js';
+//   (spec.renewTime, MicroTime). When the agent renews while Available is Unknown, it reports
+//   Available=True again (the agent's status sync does that in OCM).
+// - The hub's lease controller (HubLeaseController, OCM v1.3.1
+//   pkg/registration/hub/lease/controller.go): once a lease is not renewed for
+//   5 × spec.leaseDurationSeconds (5 × 60 s when unset), it sets ManagedClusterConditionAvailable
+//   to Unknown, reason ManagedClusterLeaseUpdateStopped, unless it already is Unknown; it creates
+//   the lease of an accepted cluster that has none. The Cell judges liveness by that condition.
+import {
+  KubeClient,
+  isConflict,
+  isNotFound,
+  resourcePath,
+  type KubeObject,
+} from './kube-client.js';
 import {
   Poller,
+  PollingActor,
   formatMicroTime,
   setConditions,
   silent,
@@ -29,6 +42,28 @@ export const MANAGED_CLUSTER_LEASE = 'managed-cluster-lease';
 export const MANAGED_CLUSTER_API_VERSION = 'cluster.open-cluster-management.io/v1';
 /** OCM's default when spec.leaseDurationSeconds is unset. */
 export const DEFAULT_LEASE_DURATION_SECONDS = 60;
+/** The hub judges a lease stale after this many lease durations (OCM's `leaseDurationTimes`). */
+export const LEASE_DURATION_TIMES = 5;
+export const AVAILABLE_CONDITION = 'ManagedClusterConditionAvailable';
+export const HUB_ACCEPTED_CONDITION = 'HubAcceptedManagedCluster';
+/** The label OCM puts on a cluster's objects in its namespace (clusterv1.ClusterNameLabelKey). */
+export const CLUSTER_NAME_LABEL = 'open-cluster-management.io/cluster-name';
+
+/** What OCM's hub lease controller writes once the lease is not renewed (updateClusterStatus). */
+export const LEASE_UPDATE_STOPPED: DesiredCondition = Object.freeze({
+  type: AVAILABLE_CONDITION,
+  status: 'Unknown',
+  reason: 'ManagedClusterLeaseUpdateStopped',
+  message: 'Registration agent stopped updating its lease.',
+});
+
+/** What the agent's status sync reports for a healthy managed cluster. */
+export const MANAGED_CLUSTER_AVAILABLE: DesiredCondition = Object.freeze({
+  type: AVAILABLE_CONDITION,
+  status: 'True',
+  reason: 'ManagedClusterAvailable',
+  message: 'Managed cluster is available',
+});
 
 export function managedClusterPath(name: string): string {
   return resourcePath({
@@ -64,7 +99,7 @@ export interface JoinOptions {
   accept?: boolean;
   /** The agent reports ManagedClusterJoined=True (only once accepted); default true. */
   joined?: boolean;
-  /** ManagedClusterConditionAvailable=True; default true. */
+  /** The agent reports ManagedClusterConditionAvailable=True (False when false); default true. */
   available?: boolean;
   /** Renew the lease as part of joining; default true. */
   renewLease?: boolean;
@@ -116,19 +151,18 @@ export function managedClusterConditions(state: {
             message: 'Managed cluster has not joined yet',
           },
     );
+  }
+  // The agent reports Available once joined: True when the managed cluster's kube-apiserver is
+  // healthy. Unknown is the hub's verdict on a stale lease (HubLeaseController), not the agent's.
+  if (state.accepted && state.joined) {
     conditions.push(
-      state.available && state.joined
-        ? {
-            type: 'ManagedClusterConditionAvailable',
-            status: 'True',
-            reason: 'ManagedClusterAvailable',
-            message: 'Managed cluster is available',
-          }
+      state.available
+        ? MANAGED_CLUSTER_AVAILABLE
         : {
-            type: 'ManagedClusterConditionAvailable',
-            status: 'Unknown',
-            reason: 'ManagedClusterLeaseUpdateStopped',
-            message: 'Registration agent stopped updating its lease.',
+            type: AVAILABLE_CONDITION,
+            status: 'False',
+            reason: 'ManagedClusterKubeAPIServerUnavailable',
+            message: 'The kube-apiserver of the managed cluster is not ok',
           },
     );
   }
@@ -246,7 +280,9 @@ export function renderLease(
 
 /**
  * Renews `managed-cluster-lease` in the cluster's namespace: renewTime = `at` (default now).
- * A time in the past makes a stale lease (5 lease durations back and the Cell is Degraded).
+ * A time in the past makes a stale lease (5 lease durations back, and OCM's hub marks the
+ * ManagedCluster's Available Unknown). When the renewal is fresh and the hub had marked
+ * Available Unknown, the agent's status sync reports it True again (`agentStatusSync`).
  */
 export async function renewLease(
   client: KubeClient,
@@ -254,9 +290,105 @@ export async function renewLease(
   at: Date = new Date(),
   options: { leaseDurationSeconds?: number } = {},
 ): Promise<KubeObject> {
-  return client.apply(
+  const lease = await client.apply(
     renderLease(clusterName, at, options.leaseDurationSeconds),
     OCM_AGENT_FIELD_MANAGER,
+  );
+  await agentStatusSync(client, clusterName, at);
+  return lease;
+}
+
+function findCondition(
+  cluster: ManagedClusterObject | undefined,
+  type: string,
+): Condition | undefined {
+  return cluster?.status?.conditions?.find((condition) => condition.type === type);
+}
+
+/** OCM's grace period for a cluster's lease: 5 × spec.leaseDurationSeconds (60 s when unset or 0). */
+export function leaseGraceSeconds(cluster: ManagedClusterObject | undefined): number {
+  const duration = cluster?.spec?.leaseDurationSeconds;
+  return LEASE_DURATION_TIMES * (duration ? duration : DEFAULT_LEASE_DURATION_SECONDS);
+}
+
+/** The lease's spec.renewTime; undefined when it has none or it does not parse. */
+export function leaseRenewTime(lease: KubeObject | undefined): Date | undefined {
+  const text = (lease?.['spec'] as { renewTime?: string } | undefined)?.renewTime;
+  const millis = text ? Date.parse(text) : NaN;
+  return Number.isNaN(millis) ? undefined : new Date(millis);
+}
+
+/** OCM's `leaseExpired := !now.Before(renewTime.Add(gracePeriod))` (pure). */
+export function leaseExpired(
+  renewTime: Date | undefined,
+  graceSeconds: number,
+  now: Date,
+): boolean {
+  if (!renewTime) return true;
+  return now.getTime() >= renewTime.getTime() + graceSeconds * 1000;
+}
+
+/**
+ * Whether the agent, having renewed its lease at `renewTime`, reports Available=True again: the
+ * cluster is joined, the hub had marked Available Unknown, and the renewal is fresh by the hub's
+ * own rule (a renewal back-dated past the grace period changes nothing). Pure.
+ */
+export function agentRestoresAvailable(
+  cluster: ManagedClusterObject | undefined,
+  renewTime: Date,
+  now: Date,
+): boolean {
+  if (findCondition(cluster, 'ManagedClusterJoined')?.status !== 'True') return false;
+  if (findCondition(cluster, AVAILABLE_CONDITION)?.status !== 'Unknown') return false;
+  return !leaseExpired(renewTime, leaseGraceSeconds(cluster), now);
+}
+
+/**
+ * Writes conditions on a ManagedCluster as read (`meta.SetStatusCondition` on that copy), with
+ * its resourceVersion as a precondition, as OCM's patcher does: a concurrent writer makes this
+ * one fail with a conflict instead of being overwritten. False on a conflict or when it is gone.
+ */
+async function patchConditions(
+  client: KubeClient,
+  cluster: ManagedClusterObject,
+  desired: readonly DesiredCondition[],
+  fieldManager: string,
+  now: Date,
+): Promise<boolean> {
+  try {
+    await client.patchStatus(
+      managedClusterPath(cluster.metadata.name ?? ''),
+      {
+        metadata: { resourceVersion: cluster.metadata.resourceVersion },
+        status: { conditions: setConditions(cluster.status?.conditions, desired, now) },
+      },
+      fieldManager,
+    );
+    return true;
+  } catch (error) {
+    if (isConflict(error) || isNotFound(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * The agent's status sync after a renewal: Available=True again once the hub had marked it
+ * Unknown (agentRestoresAvailable). True when it wrote. Nothing happens without a ManagedCluster.
+ */
+export async function agentStatusSync(
+  client: KubeClient,
+  clusterName: string,
+  renewedAt: Date,
+  now: Date = new Date(),
+): Promise<boolean> {
+  const cluster = await client.find<ManagedClusterObject>(managedClusterPath(clusterName));
+  if (!cluster || !agentRestoresAvailable(cluster, renewedAt, now)) return false;
+  return patchConditions(
+    client,
+    cluster,
+    [MANAGED_CLUSTER_AVAILABLE],
+    OCM_AGENT_FIELD_MANAGER,
+    now,
   );
 }
 
@@ -379,5 +511,143 @@ export class LeaseRenewer {
       leaseDurationSeconds: this.options.leaseDurationSeconds ?? DEFAULT_LEASE_DURATION_SECONDS,
     });
     this.renewedAt.set(name, now);
+  }
+}
+
+/** What OCM's hub lease controller does for one ManagedCluster on one sync (pure). */
+export type HubLeaseAction =
+  /** Never accepted (no HubAcceptedManagedCluster condition): skipped. */
+  | 'skip'
+  /** An accepted cluster without a lease: the hub creates it, renewed now. */
+  | 'createLease'
+  /** The lease expired (or is gone while the cluster is deleted): Available=Unknown. */
+  | 'markUnknown'
+  /** The lease is fresh, or Available already is Unknown. */
+  | 'none';
+
+/** OCM v1.3.1 pkg/registration/hub/lease/controller.go `sync` and `updateClusterStatus`. */
+export function hubLeaseAction(
+  cluster: ManagedClusterObject,
+  lease: KubeObject | undefined,
+  now: Date,
+): HubLeaseAction {
+  if (!findCondition(cluster, HUB_ACCEPTED_CONDITION)) return 'skip';
+  const alreadyUnknown = findCondition(cluster, AVAILABLE_CONDITION)?.status === 'Unknown';
+  if (!lease) {
+    if (!cluster.metadata.deletionTimestamp) return 'createLease';
+    return alreadyUnknown ? 'none' : 'markUnknown';
+  }
+  if (!leaseExpired(leaseRenewTime(lease), leaseGraceSeconds(cluster), now)) return 'none';
+  return alreadyUnknown ? 'none' : 'markUnknown';
+}
+
+/** The lease the hub creates for an accepted cluster that has none (pure). */
+export function renderHubLease(clusterName: string, now: Date): KubeObject {
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: {
+      name: MANAGED_CLUSTER_LEASE,
+      namespace: clusterName,
+      labels: { [CLUSTER_NAME_LABEL]: clusterName },
+    },
+    spec: { holderIdentity: MANAGED_CLUSTER_LEASE, renewTime: formatMicroTime(now) },
+  };
+}
+
+export interface HubLeaseControllerOptions {
+  /** How often every ManagedCluster's lease is looked at; default 1 s. */
+  intervalMs?: number;
+  /** Only these clusters (default: every ManagedCluster, as the hub does). */
+  filter?: (clusterName: string) => boolean;
+  log?: Log;
+}
+
+const LEASES_PATH = resourcePath({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases' });
+const MANAGED_CLUSTERS_PATH = resourcePath({
+  apiVersion: MANAGED_CLUSTER_API_VERSION,
+  resource: 'managedclusters',
+});
+
+/**
+ * OCM's hub lease controller: every `intervalMs` (OCM requeues each cluster exactly at its
+ * lease's expiry; a 1 s poll is at most a second later), for every accepted ManagedCluster,
+ * marks Available Unknown (reason ManagedClusterLeaseUpdateStopped, message "Registration agent
+ * stopped updating its lease.") once its lease was not renewed for 5 × spec.leaseDurationSeconds,
+ * unless Available already is Unknown, and creates the lease of a cluster that has none. Setting
+ * Available back is the agent's business (renewLease). Several hubs on one apiserver are
+ * harmless: each write carries the resourceVersion it read.
+ */
+export class HubLeaseController extends PollingActor<HubLeaseControllerOptions> {
+  /** When this controller marked each cluster's Available Unknown, last. */
+  readonly markedUnknown = new Map<string, Date>();
+
+  constructor(client: KubeClient, options: HubLeaseControllerOptions = {}) {
+    super(client, options, 'OCM hub lease controller', 1000);
+  }
+
+  async pollOnce(): Promise<void> {
+    let clusters: ManagedClusterObject[];
+    try {
+      clusters = await this.client.list<ManagedClusterObject>(MANAGED_CLUSTERS_PATH);
+    } catch (error) {
+      if (isNotFound(error)) return; // OCM's CRDs are not installed
+      throw error;
+    }
+    const wanted = clusters.filter(
+      (cluster) => this.options.filter?.(cluster.metadata.name ?? '') ?? true,
+    );
+    if (wanted.length === 0) return;
+    const leases = await this.client.list(LEASES_PATH, {
+      fieldSelector: `metadata.name=${MANAGED_CLUSTER_LEASE}`,
+    });
+    const leaseOf = new Map(leases.map((lease) => [lease.metadata.namespace ?? '', lease]));
+    for (const cluster of wanted) {
+      await this.syncCluster(cluster, leaseOf.get(cluster.metadata.name ?? ''));
+    }
+  }
+
+  private async syncCluster(
+    cluster: ManagedClusterObject,
+    lease: KubeObject | undefined,
+  ): Promise<void> {
+    const name = cluster.metadata.name ?? '';
+    const now = new Date();
+    switch (hubLeaseAction(cluster, lease, now)) {
+      case 'createLease':
+        try {
+          await this.client.create(
+            resourcePath({
+              apiVersion: 'coordination.k8s.io/v1',
+              resource: 'leases',
+              namespace: name,
+            }),
+            renderHubLease(name, now),
+            OCM_HUB_FIELD_MANAGER,
+          );
+        } catch (error) {
+          // No namespace yet, or the agent was first: the next round looks again.
+          if (!isNotFound(error) && !isConflict(error)) throw error;
+        }
+        return;
+      case 'markUnknown':
+        if (
+          await patchConditions(
+            this.client,
+            cluster,
+            [LEASE_UPDATE_STOPPED],
+            OCM_HUB_FIELD_MANAGER,
+            now,
+          )
+        ) {
+          this.markedUnknown.set(name, now);
+          this.options.log?.(
+            `ocm hub: ManagedCluster ${name}: lease not renewed, Available=Unknown`,
+          );
+        }
+        return;
+      default:
+        return;
+    }
   }
 }

@@ -28,7 +28,17 @@ import {
 import { resourcePath } from './kube-client.js';
 import { loopbackAddressFor, nodeConditions, renderNode, renderNodeStatus } from './kubelet.js';
 import { firmwareUuidOf, userDataSecretOf, virtualMachineStatus, vmResources } from './kubevirt.js';
-import { managedClusterConditions, renderLease } from './ocm.js';
+import {
+  LEASE_UPDATE_STOPPED,
+  agentRestoresAvailable,
+  hubLeaseAction,
+  leaseExpired,
+  leaseGraceSeconds,
+  managedClusterConditions,
+  renderHubLease,
+  renderLease,
+  type ManagedClusterObject,
+} from './ocm.js';
 import { permissiveK3kCrd } from './provider-baseline.js';
 import { profileNodeName, profileNodeRegistrations } from './index.js';
 import { formatMicroTime, formatTime, nameBasedUuid, setConditions } from './support.js';
@@ -101,6 +111,14 @@ describe('simulation: OCM', function () {
     ]);
     const denied = managedClusterConditions({ accepted: false, joined: true, available: true });
     expect(denied.map((c) => c.type)).to.deep.equal(['HubAcceptedManagedCluster']);
+    // Not joined: the agent reports no Available; unhealthy: False. Unknown is the hub's verdict.
+    const notJoined = managedClusterConditions({ accepted: true, joined: false, available: true });
+    expect(notJoined.map((c) => c.type)).to.deep.equal([
+      'HubAcceptedManagedCluster',
+      'ManagedClusterJoined',
+    ]);
+    const unhealthy = managedClusterConditions({ accepted: true, joined: true, available: false });
+    expect(unhealthy[2]).to.include({ status: 'False' });
   });
 
   it('renews managed-cluster-lease in the namespace named after the cluster', function () {
@@ -110,6 +128,104 @@ describe('simulation: OCM', function () {
       metadata: { name: 'managed-cluster-lease', namespace: 'cell1' },
       spec: { leaseDurationSeconds: 30, renewTime: '2026-01-01T00:00:00.000000Z' },
     });
+  });
+});
+
+describe("simulation: OCM's hub lease controller", function () {
+  const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
+  const cluster = (
+    conditions: [string, string, string?][],
+    leaseDurationSeconds?: number,
+    extra: Partial<ManagedClusterObject['metadata']> = {},
+  ): ManagedClusterObject => ({
+    apiVersion: 'cluster.open-cluster-management.io/v1',
+    kind: 'ManagedCluster',
+    metadata: { name: 'cell1', resourceVersion: '7', ...extra },
+    spec: { hubAcceptsClient: true, ...(leaseDurationSeconds ? { leaseDurationSeconds } : {}) },
+    status: {
+      conditions: conditions.map(([type, status, reason]) => ({
+        type,
+        status: status as 'True' | 'False' | 'Unknown',
+        reason: reason ?? 'R',
+        message: '',
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+      })),
+    },
+  });
+  const accepted: [string, string][] = [
+    ['HubAcceptedManagedCluster', 'True'],
+    ['ManagedClusterJoined', 'True'],
+  ];
+  const available = cluster([...accepted, ['ManagedClusterConditionAvailable', 'True']], 2);
+  const unknown = cluster(
+    [
+      ...accepted,
+      ['ManagedClusterConditionAvailable', 'Unknown', 'ManagedClusterLeaseUpdateStopped'],
+    ],
+    2,
+  );
+
+  it('grants 5 lease durations, 5 × 60 s when the duration is unset or 0', function () {
+    expect(leaseGraceSeconds(available)).to.equal(10);
+    expect(leaseGraceSeconds(cluster(accepted))).to.equal(300);
+    expect(leaseGraceSeconds(cluster(accepted, 0))).to.equal(300);
+  });
+
+  it('finds a lease expired at renewTime + grace exactly (!now.Before), and without renewTime', function () {
+    expect(leaseExpired(T0, 10, at(9.999))).to.equal(false);
+    expect(leaseExpired(T0, 10, at(10))).to.equal(true);
+    expect(leaseExpired(undefined, 10, T0)).to.equal(true);
+  });
+
+  it('marks Available Unknown once the lease expired, only when it is not Unknown already', function () {
+    const lease = renderLease('cell1', T0, 2);
+    expect(hubLeaseAction(available, lease, at(9))).to.equal('none');
+    expect(hubLeaseAction(available, lease, at(10))).to.equal('markUnknown');
+    expect(hubLeaseAction(unknown, lease, at(60))).to.equal('none');
+    // Available=False (the agent's own report) is still replaced by Unknown, as in OCM.
+    const unhealthy = cluster([...accepted, ['ManagedClusterConditionAvailable', 'False']], 2);
+    expect(hubLeaseAction(unhealthy, lease, at(10))).to.equal('markUnknown');
+    expect(LEASE_UPDATE_STOPPED).to.deep.equal({
+      type: 'ManagedClusterConditionAvailable',
+      status: 'Unknown',
+      reason: 'ManagedClusterLeaseUpdateStopped',
+      message: 'Registration agent stopped updating its lease.',
+    });
+  });
+
+  it('skips a cluster never accepted, and creates the lease of an accepted one that has none', function () {
+    const never = cluster([], 2);
+    expect(hubLeaseAction(never, undefined, T0)).to.equal('skip');
+    expect(hubLeaseAction(never, renderLease('cell1', T0, 2), at(60))).to.equal('skip');
+    expect(hubLeaseAction(available, undefined, T0)).to.equal('createLease');
+    const deleting = cluster([...accepted, ['ManagedClusterConditionAvailable', 'True']], 2, {
+      deletionTimestamp: '2026-01-01T00:00:00Z',
+    });
+    expect(hubLeaseAction(deleting, undefined, T0)).to.equal('markUnknown');
+    expect(renderHubLease('cell1', T0)).to.deep.equal({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        name: 'managed-cluster-lease',
+        namespace: 'cell1',
+        labels: { 'open-cluster-management.io/cluster-name': 'cell1' },
+      },
+      spec: { holderIdentity: 'managed-cluster-lease', renewTime: '2026-01-01T00:00:00.000000Z' },
+    });
+  });
+
+  it('the agent sets Available back after a fresh renewal, not after a back-dated one', function () {
+    expect(agentRestoresAvailable(unknown, at(100), at(100))).to.equal(true);
+    expect(agentRestoresAvailable(unknown, T0, at(100))).to.equal(false);
+    expect(agentRestoresAvailable(available, at(100), at(100))).to.equal(false);
+    const notJoined = cluster(
+      [
+        ['HubAcceptedManagedCluster', 'True'],
+        ['ManagedClusterConditionAvailable', 'Unknown'],
+      ],
+      2,
+    );
+    expect(agentRestoresAvailable(notJoined, at(100), at(100))).to.equal(false);
   });
 });
 
