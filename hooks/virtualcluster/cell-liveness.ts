@@ -53,21 +53,24 @@ export function assessCell(
   };
 }
 
-/** CellLive of the resolved Cell: whether its ManagedCluster's lease is fresh. */
+/**
+ * CellLive of the resolved Cell: whether its ManagedCluster's lease is fresh, as the Cell reports
+ * it. No time in the messages: a time that moves would rewrite this status on every Cell change.
+ */
 function cellLeaseCondition(cellName: string, status: Cell['status']): Verdict {
   if (status === undefined) {
     const message = `Cell ${cellName} has no status yet: the kubecell-cell controller has not observed it.`;
     return cellLive('Unknown', REASONS.CellStatusMissing, message);
   }
-  const lease = status.managedCluster;
-  if (lease?.leaseFresh === true) {
-    const message = `The lease of Cell ${cellName} is fresh (renewed ${lease.leaseRenewTime ?? 'recently'}).`;
+  const leaseFresh = status.managedCluster?.leaseFresh;
+  if (leaseFresh === true) {
+    const message = `The lease of Cell ${cellName}'s ManagedCluster is fresh.`;
     return cellLive('True', REASONS.LeaseFresh, message);
   }
-  if (lease?.leaseFresh === false) {
-    const message = `The lease of Cell ${cellName} is stale (last renewed ${lease.leaseRenewTime ?? 'never'}); the ManagedCluster's agent must renew it.`;
+  if (leaseFresh === false) {
+    const message = `The lease of Cell ${cellName}'s ManagedCluster is stale: OCM's hub reports that its agent stopped renewing it. The ManagedCluster's agent must renew it.`;
     return cellLive('False', REASONS.LeaseStale, message);
   }
-  const message = `The status of Cell ${cellName} does not say whether its lease is fresh.`;
+  const message = `The status of Cell ${cellName} does not say whether its ManagedCluster's lease is fresh.`;
   return cellLive('Unknown', REASONS.LeaseUnknown, message);
 }

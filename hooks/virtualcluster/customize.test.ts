@@ -7,17 +7,19 @@ import { syncVirtualCluster } from './sync.js';
 import {
   acceptedRelated,
   cell,
+  hostNamespace,
   NOW,
   resolvedWorld,
   statusOf,
   runSync,
+  smallClass,
   syncRequest,
   virtualCluster,
 } from './testing.js';
 
 describe('VirtualCluster controller', () => {
   describe('customize', () => {
-    it('relates the Cell, the class, the VirtualClusters, k3k kubeconfig, the Namespace and the Nodes', () => {
+    it('relates the Cell, the class, the VirtualClusters of the namespace, k3k kubeconfig and the Namespace: no sibling on the Cell, no Node', () => {
       const rules = customizeVirtualCluster(
         { parent: virtualCluster() },
         'kubecell-system',
@@ -30,11 +32,6 @@ describe('VirtualCluster controller', () => {
           names: ['cell1'],
         },
         { apiVersion: 'kubecell.io/v1alpha1', resource: 'virtualnodeclasses', names: ['small'] },
-        {
-          apiVersion: 'kubecell.io/v1alpha1',
-          resource: 'virtualclusters',
-          labelSelector: { matchLabels: { 'kubecell.io/cell': 'cell1' } },
-        },
         { apiVersion: 'kubecell.io/v1alpha1', resource: 'virtualclusters', namespace: 'tenant-a' },
         {
           apiVersion: 'v1',
@@ -43,13 +40,6 @@ describe('VirtualCluster controller', () => {
           names: ['k3k-team-a-kubeconfig'],
         },
         { apiVersion: 'v1', resource: 'namespaces', names: ['tenant-a'] },
-        {
-          apiVersion: 'v1',
-          resource: 'nodes',
-          labelSelector: {
-            matchExpressions: [{ key: 'kubecell.io/machine-profile', operator: 'Exists' }],
-          },
-        },
       ]);
     });
 
@@ -75,23 +65,31 @@ describe('VirtualCluster controller', () => {
       expect(statusOf(none).feasibilityChecks?.[0]).to.deep.include({ reason: 'CellNotFound' });
     });
 
-    it('counts the VirtualClusters on the same Cell or namespace, not the others', () => {
+    it("counts the capacity the Cell reports committed, not the siblings' entitlements", () => {
+      // A sibling on the same Cell, resolved with more GPUs than the Cell has left: the Cell has
+      // not counted it yet, and the VirtualCluster does not either (design point 6).
       const onCell = virtualCluster({ name: 'b', namespace: 'tenant-b', uid: 'b-uid' });
       onCell.status = {
         resolved: { ...resolvedWorld().vc.status!.resolved!, hostNamespace: 'tenant-b' },
       };
       onCell.status.resolved!.class.entitlement.workloadHard = { 'requests.nvidia.com/gpu': '7' };
-      const elsewhere = structuredClone(onCell);
-      elsewhere.metadata = { ...elsewhere.metadata, name: 'c', uid: 'c-uid', labels: {} };
-      elsewhere.status!.resolved!.cell.name = 'cell2';
-      const accepted = runSync(virtualCluster(), [...acceptedRelated(), elsewhere]);
+      const accepted = runSync(virtualCluster(), [...acceptedRelated(), onCell]);
       expect(statusOf(accepted).phase).to.equal('Provisioning');
-      const full = runSync(virtualCluster(), [...acceptedRelated(), onCell]);
+      // Once the Cell counts it, the placement no longer fits: 8 − max(2, 7 committed) = 1 < 2.
+      const counted = cell();
+      const gpus = counted.status!.inventory!['nvidia.com/gpu']!;
+      gpus.committed = '7';
+      gpus.availableEstimate = '1';
+      const full = runSync(virtualCluster(), [counted, smallClass(), hostNamespace()]);
       expect(statusOf(full).phase).to.equal('Pending');
       const gpu = statusOf(full).feasibilityChecks?.find(
         (check) => check.name === 'Capacity' && check.resource === 'nvidia.com/gpu',
       );
-      expect(gpu).to.deep.include({ result: 'Fail', reason: 'InsufficientCapacity' });
+      expect(gpu).to.deep.include({
+        result: 'Fail',
+        reason: 'InsufficientCapacity',
+        available: '1',
+      });
     });
 
     it("names k3k's kubeconfig Secret as k3k does, long names included", () => {

@@ -4,21 +4,22 @@
  * Metacontroller caches this answer per VirtualCluster UID and generation for 20 minutes, so
  * it depends on the spec, the name and the (immutable) namespace only, never on status.
  *
- * The rules rely on `version: v2` hooks (DESIGN section 6, decision D7): a `labelSelector` rule
- * lists every namespace and cluster-scoped kinds, and `namespace` + `names` may name another
- * namespace than the parent's. The sync hook filters what it receives.
+ * The rules rely on `version: v2` hooks (DESIGN section 6, decision D7): `namespace` + `names`
+ * may name another namespace than the parent's, and cluster-scoped kinds are listed. The sync
+ * hook filters what it receives.
  *
- * 1. the Cell `spec.cellRef.name` in the controller namespace;
+ * 1. the Cell `spec.cellRef.name` in the controller namespace: its status carries what the
+ *    placement is judged on (liveness, inventory, the capacity already committed to its
+ *    VirtualClusters) and the addresses the endpoint is chosen from (`status.nodeAddresses`);
  * 2. the VirtualNodeClass `spec.classRef.name` (cluster-scoped, by name);
- * 3. the VirtualClusters on the same Cell (label `kubecell.io/cell=<cell>`, which the admission
- *    webhook sets): the capacity already committed;
- * 4. the VirtualClusters of this namespace (a namespace hosts one, the oldest wins);
- * 5. k3k's admin kubeconfig Secret `k3k-<name>-kubeconfig` in this namespace;
- * 6. this Namespace, by name, for its `kubecell.io/host-namespace` label;
- * 7. every Node carrying `kubecell.io/machine-profile`; sync keeps those of the resolved
- *    profile. The endpoint address is the InternalIP of a Ready Node of the Cell's profile, but
- *    the profile comes from the Cell, which customize must not read (its answer is cached per
- *    generation, and the Cell can be created after the VirtualCluster).
+ * 3. the VirtualClusters of this namespace (a namespace hosts one, the oldest wins);
+ * 4. k3k's admin kubeconfig Secret `k3k-<name>-kubeconfig` in this namespace;
+ * 5. this Namespace, by name, for its `kubecell.io/host-namespace` label.
+ *
+ * Neither the VirtualClusters on the same Cell nor the Nodes are related: the Cell publishes
+ * what the placement needs of them, so a sibling's change, a Node's status update or a lease
+ * renewal re-syncs no VirtualCluster, and a request holds O(1) objects whatever the number of
+ * Nodes and VirtualClusters (issue 14).
  *
  * Each rule also makes Metacontroller call sync again when a matching object changes; the
  * children never follow such a change (they are rendered from `status.resolved` only).
@@ -29,7 +30,6 @@ import type {
   CustomizeHookResponse,
   RelatedResourceRule,
 } from '../metacontroller/protocol.js';
-import { LABELS } from '../kube/labels.js';
 import { placementRelatedResources } from '../feasibility/related.js';
 import { k3kKubeconfigSecretName } from './names.js';
 
@@ -49,11 +49,6 @@ export function virtualClusterRelatedResources(
       names: [k3kKubeconfigSecretName(vc.metadata.name)],
     },
     { apiVersion: 'v1', resource: 'namespaces', names: [namespace] },
-    {
-      apiVersion: 'v1',
-      resource: 'nodes',
-      labelSelector: { matchExpressions: [{ key: LABELS.machineProfile, operator: 'Exists' }] },
-    },
   ];
 }
 

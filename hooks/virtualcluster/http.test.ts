@@ -31,11 +31,9 @@ describe('VirtualCluster hooks over HTTP', function () {
     expect(rules.map((rule) => `${rule.resource} ${rule.namespace ?? ''}`.trim())).to.deep.equal([
       'cells kubecell-system',
       'virtualnodeclasses',
-      'virtualclusters',
       'virtualclusters tenant-a',
       'secrets tenant-a',
       'namespaces',
-      'nodes',
     ]);
   });
 

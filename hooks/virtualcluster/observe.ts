@@ -13,9 +13,8 @@ import type {
   VirtualClusterStatus,
   VirtualNodeClass,
 } from '../generated/types/index.js';
-import { TYPE_KEYS, type Namespace, type Node, type ObjectCondition } from '../kube/objects.js';
+import { TYPE_KEYS, type Namespace, type ObjectCondition } from '../kube/objects.js';
 import { isJsonObject } from '../json/json.js';
-import { LABELS } from '../kube/labels.js';
 import {
   findObject,
   listObjects,
@@ -77,12 +76,10 @@ export interface VirtualClusterObservation {
   cellObserved: boolean;
   cell?: Cell;
   virtualNodeClass?: VirtualNodeClass;
-  /** Other VirtualClusters on the same Cell or in the same namespace; never this one. */
+  /** The other VirtualClusters of this namespace; never this one. */
   virtualClusters?: VirtualCluster[];
   /** The VirtualCluster's own Namespace; undefined when not observed or absent. */
   hostNamespace?: Namespace;
-  /** Nodes carrying a machine-profile label (any profile). */
-  nodes?: Node[];
   /** k3k's admin kubeconfig Secret `k3k-<name>-kubeconfig`, when it exists. */
   k3kKubeconfig?: SecretObject;
   children: ObservedChildren;
@@ -132,12 +129,9 @@ function observeRelated(
   const virtualNodeClass = group<VirtualNodeClass>(related, TYPE_KEYS.virtualNodeClass)?.find(
     (c) => c.metadata?.name === className,
   );
-  const virtualClusters = neighbours(vc, related, namespace, cellName);
+  const virtualClusters = neighbours(vc, related, namespace);
   const hostNamespace = group<Namespace>(related, TYPE_KEYS.namespace)?.find(
     (ns) => ns.metadata?.name === namespace,
-  );
-  const nodes = group<Node>(related, TYPE_KEYS.node)?.filter(
-    (node) => node.metadata?.labels?.[LABELS.machineProfile] !== undefined,
   );
   const k3kKubeconfig = findObject<SecretObject>(
     related,
@@ -151,27 +145,18 @@ function observeRelated(
     ...(virtualNodeClass ? { virtualNodeClass } : {}),
     ...(virtualClusters ? { virtualClusters } : {}),
     ...(hostNamespace ? { hostNamespace } : {}),
-    ...(nodes ? { nodes } : {}),
     ...(k3kKubeconfig && isJsonObject(k3kKubeconfig) ? { k3kKubeconfig } : {}),
   };
 }
 
-/**
- * Every VirtualCluster is related (customize.ts says why); keep this namespace's and the
- * Cell's, by label or by resolved snapshot.
- */
+/** The other VirtualClusters of this namespace (customize.ts relates no others). */
 function neighbours(
   vc: VirtualCluster,
   related: ObjectMap,
   namespace: string,
-  cellName: string,
 ): VirtualCluster[] | undefined {
   return group<VirtualCluster>(related, TYPE_KEYS.virtualCluster)?.filter(
-    (other) =>
-      !isSelf(vc, other) &&
-      (other.metadata?.namespace === namespace ||
-        other.metadata?.labels?.[LABELS.cell] === cellName ||
-        other.status?.resolved?.cell?.name === cellName),
+    (other) => !isSelf(vc, other) && other.metadata?.namespace === namespace,
   );
 }
 

@@ -13,7 +13,6 @@ import {
   k3kKubeconfigSecret,
   LATER,
   limitsClass,
-  node,
   resolvedWorld,
   statusOf,
   runSync,
@@ -124,7 +123,11 @@ describe('VirtualCluster controller', () => {
       const vc = virtualCluster();
       const cls = limitsClass();
       vc.spec.classRef.name = cls.metadata.name;
-      const response = runSync(vc, [cell(), cls, hostNamespace(), node('node-a', '10.0.12.7')]);
+      const response = runSync(vc, [
+        cell({ addresses: [{ node: 'node-a', address: '10.0.12.7' }] }),
+        cls,
+        hostNamespace(),
+      ]);
       const limitRange = byKind(response.children, 'LimitRange') as unknown as {
         spec: { limits: Record<string, unknown>[] };
       };

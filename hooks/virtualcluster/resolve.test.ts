@@ -1,5 +1,7 @@
 // VirtualCluster resolution: the feasibility evaluation, the snapshot and its endpoint address.
 import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import type { CellNodeAddress } from '../generated/types/index.js';
 import { chooseEndpoint, isOlder } from './resolve.js';
 import {
   acceptedRelated,
@@ -7,7 +9,7 @@ import {
   condition,
   hostNamespace,
   LATER,
-  node,
+  NODE_ADDRESSES,
   smallClass,
   statusOf,
   runSync,
@@ -21,12 +23,7 @@ describe('VirtualCluster controller', () => {
     it('stays Pending with the feasibility report and a resync when the placement is rejected', () => {
       const staleCell = cell();
       staleCell.status!.managedCluster!.leaseFresh = false;
-      const response = runSync(virtualCluster(), [
-        staleCell,
-        smallClass(),
-        hostNamespace(),
-        node('node-a', '10.0.12.7'),
-      ]);
+      const response = runSync(virtualCluster(), [staleCell, smallClass(), hostNamespace()]);
       const status = statusOf(response);
       expect(status.phase).to.equal('Pending');
       expect(status.resolved).to.equal(undefined);
@@ -92,11 +89,7 @@ describe('VirtualCluster controller', () => {
           },
         },
         hostNamespace: 'tenant-a',
-        endpointAddress: chooseEndpoint(
-          [node('node-a', '10.0.12.7'), node('node-b', '10.0.12.8')],
-          'a100',
-          VC_UID,
-        )?.address,
+        endpointAddress: chooseEndpoint(NODE_ADDRESSES, VC_UID)?.address,
         resolvedAt: '2026-11-30T00:00:00Z',
       });
       expect(response.children.map((c) => `${c.kind}/${c.metadata.name}`)).to.deep.equal([
@@ -112,53 +105,59 @@ describe('VirtualCluster controller', () => {
       expect(response.resyncAfterSeconds).to.equal(30);
     });
 
-    it('stays Pending with NoEndpointAddress when no Ready, schedulable profile Node has an InternalIP', () => {
-      const response = runSync(virtualCluster(), [
-        cell(),
-        smallClass(),
-        hostNamespace(),
-        node('node-a', '10.0.12.7', { ready: false }),
-        node('node-b', '10.0.12.8', { unschedulable: true }),
-        node('node-c', '10.0.99.1', { profile: 'h100' }),
-      ]);
-      expect(statusOf(response).phase).to.equal('Pending');
-      expect(condition(response, 'Feasible')).to.deep.include({ status: 'True' });
-      expect(condition(response, 'Resolved')).to.deep.include({ reason: 'NoEndpointAddress' });
-      expect(response.children).to.deep.equal([]);
+    it('stays Pending with NoEndpointAddress while the Cell publishes no Node address', () => {
+      for (const addresses of [[], undefined]) {
+        const bare = cell({ addresses: addresses ?? [] });
+        if (addresses === undefined) delete bare.status!.nodeAddresses;
+        const response = runSync(virtualCluster(), [bare, smallClass(), hostNamespace()]);
+        expect(statusOf(response).phase).to.equal('Pending');
+        expect(condition(response, 'Feasible')).to.deep.include({ status: 'True' });
+        expect(condition(response, 'Resolved')).to.deep.include({
+          reason: 'NoEndpointAddress',
+          message:
+            "The Cell's status.nodeAddresses lists no address: no Ready, schedulable Node labelled kubecell.io/machine-profile=a100 has an InternalIP, so there is no address for the API endpoint yet.",
+        });
+        expect(response.children).to.deep.equal([]);
+      }
     });
   });
 
   describe('the endpoint address rule', () => {
-    const nodes = [
-      node('node-c', '10.0.0.3'),
-      node('node-a', '10.0.0.1'),
-      node('node-b', '10.0.0.2'),
-      node('node-x', '10.0.0.9', { ready: false }),
-      node('node-y', '10.0.0.8', { unschedulable: true }),
-      node('node-z', '10.0.0.7', { profile: 'other' }),
+    const addresses: CellNodeAddress[] = [
+      { node: 'node-c', address: '10.0.0.3' },
+      { node: 'node-a', address: '10.0.0.1' },
+      { node: 'node-b', address: '10.0.0.2' },
     ];
 
-    it('is deterministic and ignores Nodes that are not Ready, cordoned or of another profile', () => {
+    it('is deterministic whatever the order the Cell lists its Nodes in, and spreads over all of them', () => {
       const picks = new Set<string>();
       for (let i = 0; i < 50; i += 1) {
-        const choice = chooseEndpoint(nodes, 'a100', `uid-${i}`);
-        expect(choice).to.deep.equal(chooseEndpoint([...nodes].reverse(), 'a100', `uid-${i}`));
+        const choice = chooseEndpoint(addresses, `uid-${i}`);
+        expect(choice).to.deep.equal(chooseEndpoint([...addresses].reverse(), `uid-${i}`));
         picks.add(choice?.address ?? '');
       }
       expect([...picks].sort()).to.deep.equal(['10.0.0.1', '10.0.0.2', '10.0.0.3']);
     });
 
-    it('takes the first InternalIP of the chosen Node', () => {
-      const dual = node('node-a', '10.0.0.1');
-      dual.status!.addresses = [
-        { type: 'ExternalIP', address: '203.0.113.5' },
-        { type: 'InternalIP', address: '10.0.0.1' },
-        { type: 'InternalIP', address: 'fd00::1' },
+    it('takes index sha256(uid) mod n of the addresses sorted by Node name, as the rule over the Nodes did', () => {
+      const sorted = ['node-a', 'node-b', 'node-c'];
+      for (let i = 0; i < 20; i += 1) {
+        const digest = createHash('sha256').update(`uid-${i}`).digest();
+        const index = Number(digest.readBigUInt64BE(0) % 3n);
+        expect(chooseEndpoint(addresses, `uid-${i}`)?.node).to.equal(sorted[index]);
+      }
+    });
+
+    it('skips an entry without a Node name or an address (a status written by hand)', () => {
+      const odd = [
+        { node: 'node-a', address: '' },
+        { node: '', address: '10.0.0.5' },
+        { node: 'node-b' } as unknown as CellNodeAddress,
+        null as unknown as CellNodeAddress,
+        { node: 'node-c', address: '10.0.0.3' },
       ];
-      expect(chooseEndpoint([dual], 'a100', 'x')).to.deep.equal({
-        node: 'node-a',
-        address: '10.0.0.1',
-      });
+      expect(chooseEndpoint(odd, 'x')).to.deep.equal({ node: 'node-c', address: '10.0.0.3' });
+      expect(chooseEndpoint(odd.slice(0, 4), 'x')).to.equal(undefined);
     });
   });
 

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type {
   Cell,
+  CellNodeAddress,
   ResolvedPlacement,
   VirtualCluster,
   VirtualNodeClass,
@@ -18,9 +19,8 @@ import {
 } from '../feasibility/evaluate.js';
 import { Decision } from '../feasibility/reasons.js';
 import { compareStrings } from '../feasibility/resources.js';
-import { LABELS } from '../kube/labels.js';
-import { conditionIsTrue, type Node } from '../kube/objects.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
+import { isJsonObject } from '../json/json.js';
 import { RetryLaterError } from '../metacontroller/retry-later.js';
 import { formatTime } from '../status/conditions.js';
 import type { VirtualClusterConfig } from './config.js';
@@ -85,7 +85,7 @@ function placeAccepted(
   }
   const profile = cell.spec.machineProfile.name;
   const uid = vc.metadata.uid ?? `${observation.namespace}/${vc.metadata.name}`;
-  const endpoint = chooseEndpoint(observation.nodes, profile, uid);
+  const endpoint = chooseEndpoint(cell.status?.nodeAddresses, uid);
   if (endpoint === undefined) return { unresolved: { why: 'noEndpointAddress', profile } };
   return { resolved: snapshot(vc, cell, cls, endpoint.address, now) };
 }
@@ -220,40 +220,29 @@ export interface EndpointChoice {
   node: string;
 }
 
-/** The first InternalIP a Node lists, if any. */
-export function internalIP(node: Node): string | undefined {
-  return node.status?.addresses?.find(
-    (address) => address.type === 'InternalIP' && typeof address.address === 'string',
-  )?.address;
-}
-
 /**
  * The endpoint address rule, applied once, at resolution:
  *
- * 1. candidates: the Nodes labelled `kubecell.io/machine-profile=<the Cell's profile>` whose
- *    Ready condition is True, that are not cordoned (`spec.unschedulable`), and that list an
- *    InternalIP;
+ * 1. candidates: the Cell's `status.nodeAddresses`, the InternalIP of each Ready, schedulable
+ *    (not `spec.unschedulable`) Node of its profile, as the Cell controller publishes them (at
+ *    most 16, the first by Node name); an entry without a node name or an address is skipped;
  * 2. sorted by Node name (code-unit order);
  * 3. the one at index `sha256(<VirtualCluster UID>) mod <number of candidates>` (the first
- *    8 bytes of the digest as an unsigned integer); its first InternalIP.
+ *    8 bytes of the digest as an unsigned integer).
  *
  * The same inputs always give the same address, and VirtualClusters spread over the profile's
  * Nodes instead of all pointing at one. kube-proxy opens a NodePort on every Node, so any of
- * them serves; the address is then fixed in `status.resolved.endpointAddress`.
+ * them serves; the address is then fixed in `status.resolved.endpointAddress`. With at most 16
+ * such Nodes the choice is the one the rule made when it read the Nodes themselves.
  */
 export function chooseEndpoint(
-  nodes: readonly Node[] | undefined,
-  profile: string,
+  addresses: readonly CellNodeAddress[] | undefined,
   uid: string,
 ): EndpointChoice | undefined {
-  const candidates = (nodes ?? [])
-    .filter((node) => node.metadata?.labels?.[LABELS.machineProfile] === profile)
-    .filter((node) => conditionIsTrue(node.status?.conditions, 'Ready'))
-    .filter((node) => node.spec?.unschedulable !== true)
-    .flatMap((node) => {
-      const address = internalIP(node);
-      return address === undefined || address === '' ? [] : [{ node: node.metadata.name, address }];
-    })
+  const text = (value: unknown): value is string => typeof value === 'string' && value !== '';
+  const candidates = (Array.isArray(addresses) ? addresses : [])
+    .filter((entry) => isJsonObject(entry) && text(entry.node) && text(entry.address))
+    .map(({ node, address }) => ({ node, address }))
     .sort((a, b) => compareStrings(a.node, b.node));
   if (candidates.length === 0) return undefined;
   const digest = createHash('sha256').update(uid).digest();

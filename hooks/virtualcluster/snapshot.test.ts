@@ -14,7 +14,6 @@ import {
   hostNamespace,
   k3kKubeconfigSecret,
   limitsClass,
-  node,
   NOW,
   syncRequest,
   virtualCluster,
@@ -54,10 +53,9 @@ describe('VirtualCluster children snapshots', () => {
     const vc = virtualCluster();
     vc.spec.classRef.name = 'cpu-limits';
     const children = renderAll(vc, [
-      cell(),
+      cell({ addresses: [{ node: 'node-a', address: '10.0.12.7' }] }),
       limitsClass(),
       hostNamespace(),
-      node('node-a', '10.0.12.7'),
     ]);
     matchSnapshot('team-a-cpu-limits', objectsYaml(children));
   });

@@ -11,7 +11,6 @@ import {
   hostNamespace,
   k3kKubeconfigSecret,
   LATER,
-  node,
   resolvedWorld,
   smallClass,
   statusOf,
@@ -27,14 +26,9 @@ describe('VirtualCluster controller', () => {
       const bigger = smallClass();
       bigger.spec.entitlement.workloadHard['requests.nvidia.com/gpu'] = '8';
       bigger.spec.storageClassName = 'other-storage';
-      const moved = cell({ profile: 'h100' });
+      const moved = cell({ profile: 'h100', addresses: [{ node: 'n9', address: '10.9.9.9' }] });
       moved.status!.phase = 'Degraded';
-      const second = runSync(
-        vc,
-        [moved, bigger, hostNamespace(), node('n9', '10.9.9.9')],
-        children,
-        LATER,
-      );
+      const second = runSync(vc, [moved, bigger, hostNamespace()], children, LATER);
       expect(statusOf(second).resolved).to.deep.equal(statusOf(first).resolved);
       expect(statusOf(second).feasibilityChecks).to.deep.equal(statusOf(first).feasibilityChecks);
       expect(withoutSecret(second.children)).to.deep.equal(first.children);
@@ -117,30 +111,7 @@ describe('VirtualCluster controller', () => {
 
   describe('Ready', () => {
     it('needs k3k Ready, the NodePort, the published kubeconfig and the quota in force', () => {
-      const { vc, children } = resolvedWorld();
-      const withK3k = runSync(vc, [...acceptedRelated(), k3kKubeconfigSecret()], children, LATER);
-      const observed = withK3k.children.map((child) => {
-        const existing = children.find(
-          (c) => c.kind === child.kind && c.metadata.name === child.metadata.name,
-        );
-        return existing ?? asObserved(child);
-      }) as (KubernetesObject & { status?: unknown })[];
-      const cluster = observed.find((c) => c.kind === 'Cluster')!;
-      cluster.status = {
-        phase: 'Ready',
-        conditions: [{ type: 'Ready', status: 'True', reason: 'Provisioned', message: 'ok' }],
-      };
-      const quota = observed.find((c) => c.kind === 'ResourceQuota')!;
-      quota.status = {
-        hard: { pods: '52', 'requests.cpu': '5' },
-        used: { 'requests.cpu': '600m', pods: '2' },
-      };
-      const ready = runSync(
-        withStatus(vc, withK3k.status),
-        [...acceptedRelated(), k3kKubeconfigSecret()],
-        observed,
-        LATER,
-      );
+      const { vc, withK3k, observed, ready } = readyWorld();
       const status = statusOf(ready);
       expect(status.phase).to.equal('Ready');
       expect(condition(ready, 'Ready')).to.deep.include({ status: 'True', reason: 'Ready' });
@@ -152,7 +123,9 @@ describe('VirtualCluster controller', () => {
         quotaUsed: { pods: '2', 'requests.cpu': '600m' },
       });
       expect(ready.resyncAfterSeconds).to.equal(undefined);
+      expect(withK3k.resyncAfterSeconds).to.equal(CONFIG.resyncSeconds);
 
+      const cluster = observed.find((c) => c.kind === 'Cluster')!;
       cluster.status = {
         phase: 'Provisioning',
         conditions: [{ type: 'Ready', status: 'False', reason: 'Provisioning', message: 'wait' }],
@@ -164,8 +137,58 @@ describe('VirtualCluster controller', () => {
         reason: 'K3kNotReady',
       });
     });
+
+    it("keeps a byte-identical status and asks for no resync when only the Cell's figures and heartbeat move", () => {
+      const { vc, observed, ready } = readyWorld();
+      const moved = cell({ addresses: [{ node: 'node-z', address: '10.9.9.9' }] });
+      moved.status!.observedAt = '2026-11-30T01:04:59Z';
+      moved.status!.inventory!['cpu']!.committed = '12';
+      moved.status!.resolvedBy = 2;
+      const again = runSync(
+        withStatus(vc, ready.status),
+        [moved, smallClass(), hostNamespace(), k3kKubeconfigSecret()],
+        observed,
+        new Date('2026-11-30T01:05:00Z'),
+      );
+      expect(JSON.stringify(again.status)).to.equal(JSON.stringify(ready.status));
+      expect(again.resyncAfterSeconds).to.equal(undefined);
+      expect(condition(again, 'CellLive')).to.deep.include({
+        status: 'True',
+        reason: 'LeaseFresh',
+        message: "The lease of Cell cell1's ManagedCluster is fresh.",
+      });
+    });
   });
 });
+
+/** A resolved VirtualCluster taken to Ready: k3k Ready, the kubeconfig published, the quota in force. */
+function readyWorld() {
+  const { vc, children } = resolvedWorld();
+  const withK3k = runSync(vc, [...acceptedRelated(), k3kKubeconfigSecret()], children, LATER);
+  const observed = withK3k.children.map((child) => {
+    const existing = children.find(
+      (c) => c.kind === child.kind && c.metadata.name === child.metadata.name,
+    );
+    return existing ?? asObserved(child);
+  }) as (KubernetesObject & { status?: unknown })[];
+  const cluster = observed.find((c) => c.kind === 'Cluster')!;
+  cluster.status = {
+    phase: 'Ready',
+    conditions: [{ type: 'Ready', status: 'True', reason: 'Provisioned', message: 'ok' }],
+  };
+  const quota = observed.find((c) => c.kind === 'ResourceQuota')!;
+  quota.status = {
+    hard: { pods: '52', 'requests.cpu': '5' },
+    used: { 'requests.cpu': '600m', pods: '2' },
+  };
+  const ready = runSync(
+    withStatus(vc, withK3k.status),
+    [...acceptedRelated(), k3kKubeconfigSecret()],
+    observed,
+    LATER,
+  );
+  return { vc, withK3k, observed, ready };
+}
 
 function withoutSecret(children: KubernetesObject[]): KubernetesObject[] {
   return children.filter((child) => child.kind !== 'Secret');

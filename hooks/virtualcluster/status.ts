@@ -111,7 +111,7 @@ function unresolvedWords(unresolved: Unresolved): [reason: string, message: stri
     case 'noEndpointAddress':
       return [
         REASONS.NoEndpointAddress,
-        `No Ready, schedulable Node labelled kubecell.io/machine-profile=${unresolved.profile} lists an InternalIP, so there is no address for the API endpoint yet.`,
+        `The Cell's status.nodeAddresses lists no address: no Ready, schedulable Node labelled kubecell.io/machine-profile=${unresolved.profile} has an InternalIP, so there is no address for the API endpoint yet.`,
       ];
   }
 }

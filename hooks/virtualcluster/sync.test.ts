@@ -15,7 +15,6 @@ import {
   k3kKubeconfigSecret,
   LATER,
   limitsClass,
-  node,
   NOW,
   resolvedWorld,
   smallClass,
@@ -160,7 +159,6 @@ describe('VirtualCluster controller', () => {
         odd as unknown as KubernetesObject,
         limitsClass(),
         hostNamespace(),
-        node('node-a', '10.0.12.7'),
       ]);
       expect(statusOf(response).phase).to.equal('Pending');
       expect(condition(response, 'Resolved')).to.deep.include({ reason: 'NotResolved' });

@@ -2,13 +2,14 @@
 import { API_VERSION } from '../api/kinds.js';
 import type {
   Cell,
+  CellNodeAddress,
   CellStatus,
   VirtualCluster,
   VirtualClusterStatus,
   VirtualNodeClass,
 } from '../generated/types/index.js';
 import { LABELS } from '../kube/labels.js';
-import { TYPE_KEYS, type Namespace, type Node } from '../kube/objects.js';
+import { TYPE_KEYS, type Namespace } from '../kube/objects.js';
 import {
   toObjectMap,
   type CompositeSyncRequest,
@@ -24,8 +25,19 @@ export const NOW = new Date('2026-11-30T00:00:00Z');
 export const CONFIG: VirtualClusterConfig = { ...DEFAULT_VIRTUALCLUSTER_CONFIG };
 export const VC_UID = '5d0c6a1e-8f3b-4c2a-9e7d-1a2b3c4d5e6f';
 
-/** A Ready Cell with a fresh lease and inventory at NOW: 4 GPUs free, 2Ti of TopoLVM storage. */
-export function cell(overrides: { uid?: string; profile?: string } = {}): Cell {
+/** The Node addresses cell() publishes: two Ready, schedulable profile Nodes. */
+export const NODE_ADDRESSES: readonly CellNodeAddress[] = Object.freeze([
+  { node: 'node-a', address: '10.0.12.7' },
+  { node: 'node-b', address: '10.0.12.8' },
+]);
+
+/**
+ * A Ready Cell with a fresh lease and inventory at NOW: 4 GPUs free, 2Ti of TopoLVM storage,
+ * `addresses` (NODE_ADDRESSES by default) in status.nodeAddresses.
+ */
+export function cell(
+  overrides: { uid?: string; profile?: string; addresses?: readonly CellNodeAddress[] } = {},
+): Cell {
   return {
     apiVersion: API_VERSION,
     kind: 'Cell',
@@ -42,7 +54,7 @@ export function cell(overrides: { uid?: string; profile?: string } = {}): Cell {
         devices: [{ name: 'gpu', resourceName: 'nvidia.com/gpu' }],
       },
     },
-    status: readyCellStatus(),
+    status: readyCellStatus(overrides.addresses ?? NODE_ADDRESSES),
   };
 }
 
@@ -62,8 +74,8 @@ function readyCellInventory(): NonNullable<CellStatus['inventory']> {
   };
 }
 
-/** The status of cell(): Ready, lease fresh, inventory observed at NOW. */
-function readyCellStatus(): CellStatus {
+/** The status of cell(): Ready, lease fresh, inventory confirmed just before NOW. */
+function readyCellStatus(addresses: readonly CellNodeAddress[]): CellStatus {
   return {
     observedGeneration: 1,
     phase: 'Ready',
@@ -89,9 +101,9 @@ function readyCellStatus(): CellStatus {
       joined: true,
       available: true,
       leaseFresh: true,
-      leaseRenewTime: '2026-11-29T23:59:40Z',
     },
-    nodes: [{ name: 'node-a', profile: 'a100', ready: true, observedAt: '2026-11-29T23:59:50Z' }],
+    nodeCount: { total: addresses.length, ready: addresses.length },
+    nodeAddresses: addresses.map((entry) => ({ ...entry })),
     inventory: readyCellInventory(),
     storageInventory: {
       provisioner: 'topolvm.io',
@@ -100,10 +112,10 @@ function readyCellStatus(): CellStatus {
       freeCapacityKnown: true,
       freeCapacitySource: 'TopoLVMNodeAnnotations',
       fresh: true,
-      observedAt: '2026-11-29T23:59:50Z',
     },
-    nodePorts: { allocated: 10, observedAt: '2026-11-29T23:59:50Z', fresh: true },
+    nodePorts: { allocated: 10, fresh: true },
     resolvedBy: 1,
+    observedAt: '2026-11-29T23:59:50Z',
   };
 }
 
@@ -149,26 +161,6 @@ export function limitsClass(): VirtualNodeClass {
         },
       },
       storageClassName: 'topolvm-provisioner',
-    },
-  };
-}
-
-export function node(
-  name: string,
-  address: string,
-  options: { ready?: boolean; unschedulable?: boolean; profile?: string } = {},
-): Node {
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name, labels: { [LABELS.machineProfile]: options.profile ?? 'a100' } },
-    ...(options.unschedulable ? { spec: { unschedulable: true } } : {}),
-    status: {
-      addresses: [
-        { type: 'Hostname', address: name },
-        { type: 'InternalIP', address },
-      ],
-      conditions: [{ type: 'Ready', status: options.ready === false ? 'False' : 'True' }],
     },
   };
 }
@@ -248,7 +240,6 @@ const RELATED_GROUPS = [
   TYPE_KEYS.virtualCluster,
   TYPE_KEYS.secret,
   TYPE_KEYS.namespace,
-  TYPE_KEYS.node,
 ];
 const CHILD_GROUPS = Object.values(CHILD_TYPES);
 
@@ -258,15 +249,9 @@ function withGroups(objects: readonly KubernetesObject[], groups: readonly strin
   return map;
 }
 
-/** The related objects of an accepted placement: Cell, class, Namespace, two profile Nodes. */
+/** The related objects of an accepted placement: Cell (two Node addresses), class, Namespace. */
 export function acceptedRelated(): KubernetesObject[] {
-  return [
-    cell(),
-    smallClass(),
-    hostNamespace(),
-    node('node-a', '10.0.12.7'),
-    node('node-b', '10.0.12.8'),
-  ];
+  return [cell(), smallClass(), hostNamespace()];
 }
 
 export function syncRequest(
