@@ -1,7 +1,8 @@
 /**
  * The assess phase of a Cell sync: what the observation means, before any condition is written.
- * Pure: the Cell, what Metacontroller observed, the settings and the clock in; the facts the
- * status is built from out (liveness, provider baseline, inventory, what is missing, who uses it).
+ * Pure and timeless: the Cell, what Metacontroller observed and the settings in; the facts the
+ * status is built from out (liveness, provider baseline, Nodes, inventory, what is missing, who
+ * uses it). No clock: only the heartbeat (heartbeat.ts) reads the time.
  */
 import type {
   Cell,
@@ -19,7 +20,6 @@ import {
   nodeIsReady,
   podsByNode,
   unscheduledDemand,
-  type NodeAccounting,
 } from './inventory.js';
 import {
   ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION,
@@ -27,6 +27,7 @@ import {
   type Liveness,
 } from './liveness.js';
 import { countNodePorts } from './node-ports.js';
+import { summariseNodes, type NodeSummary } from './nodes.js';
 import { virtualClustersResolvedTo, type CellObservation } from './observe.js';
 import { assessProvider, missingProviderParts } from './provider.js';
 import { computeStorageInventory } from './storage.js';
@@ -38,7 +39,7 @@ export interface CellAssessment {
   missingProvider: string[];
   /** The related groups Metacontroller did not deliver (not observed, not empty). */
   missingSources: string[];
-  nodes: NodeAccounting[];
+  nodes: NodeSummary;
   inventory: Record<string, ResourceInventory>;
   /** Declared devices no Ready profile Node offers, as `name (resourceName)`. */
   missingDevices: string[];
@@ -52,41 +53,37 @@ export function assessCell(
   cell: Cell,
   observation: CellObservation,
   config: CellControllerConfig,
-  now: Date,
 ): CellAssessment {
   const liveness = assessLiveness(
     cell.spec.managedClusterRef.name,
     observation.managedCluster,
-    observation.lease,
     livenessBaseline(cell, observation),
-    now,
   );
   const provider = assessProvider(observation, config);
   const pods = observation.pods ?? [];
   const bound = podsByNode(pods);
-  const nodes = (observation.nodes ?? []).map((node) =>
-    accountNode(node, bound.get(node.metadata.name) ?? [], now),
-  );
+  const nodes = observation.nodes ?? [];
+  const accounted = nodes.map((node) => accountNode(node, bound.get(node.metadata.name) ?? []));
   const resolved =
     observation.virtualClusters && virtualClustersResolvedTo(cell, observation.virtualClusters);
   const inventory = computeInventory({
     cell,
-    nodes,
+    nodes: accounted,
     unscheduled: unscheduledDemand(pods, observation.hostNamespaces ?? new Set()),
     committed: committedEntitlements(resolved ?? []),
   });
-  const readyNodes = (observation.nodes ?? []).filter(nodeIsReady);
+  const readyNodes = nodes.filter(nodeIsReady);
   const resolvedBy = resolved?.map((vc) => `${vc.metadata.namespace}/${vc.metadata.name}`).sort();
   return {
     liveness,
     provider,
     missingProvider: missingProviderParts(provider),
     missingSources: sourcesNotObserved(observation),
-    nodes,
+    nodes: summariseNodes(nodes),
     inventory,
     missingDevices: devicesNotOffered(cell, inventory),
-    storageInventory: computeStorageInventory(readyNodes, observation.persistentVolumes, now),
-    nodePorts: countNodePorts(observation.services, now),
+    storageInventory: computeStorageInventory(readyNodes, observation.persistentVolumes),
+    nodePorts: countNodePorts(observation.services),
     ...(resolvedBy ? { resolvedBy } : {}),
   };
 }

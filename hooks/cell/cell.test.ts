@@ -1,121 +1,29 @@
 import { expect } from 'chai';
-import type { Cell, CellStatus } from '../generated/types/index.js';
+import type { CellStatus } from '../generated/types/index.js';
 import { TYPE_KEYS } from '../kube/objects.js';
-import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { DEFAULT_CELL_CONFIG } from './config.js';
 import { finalizeCell, syncCell } from './sync.js';
 import {
   NOW,
   cell,
+  conditionOf as condition,
+  gpuNode,
+  healthy,
   hostNamespace,
-  lease,
   managedCluster,
-  node,
   pod,
   readyProvider,
   relatedOf,
   resolvedVirtualCluster,
+  statusOf,
   syncRequest,
 } from './testing.js';
 
 const config = DEFAULT_CELL_CONFIG;
-const gpuNode = (name: string, extra: Record<string, string> = {}, options = {}) =>
-  node(name, { cpu: '32', memory: '256Gi', 'nvidia.com/gpu': '4', ...extra }, options);
-
-function statusOf(
-  parent: Cell,
-  objects: KubernetesObject[],
-  omit: string[] = [],
-  now = NOW,
-): CellStatus {
-  return syncCell(syncRequest(parent, relatedOf(objects, omit)), config, now).status as CellStatus;
-}
-
-const healthy = (): KubernetesObject[] => [
-  managedCluster(),
-  lease(10),
-  gpuNode('n1'),
-  gpuNode('n2'),
-  ...readyProvider(),
-];
-
-const condition = (status: CellStatus, type: string) =>
-  status.conditions?.find((c) => c.type === type);
 
 describe('Cell sync', () => {
-  it('is Ready with a fresh lease, joined cluster, observed inventory and ready provider', () => {
-    const status = statusOf(cell(), healthy());
-    expect(status.phase).to.equal('Ready');
-    expect(condition(status, 'Ready')).to.include({ status: 'True', reason: 'Ready' });
-    expect(status.managedCluster).to.include({
-      name: 'cluster1',
-      uid: 'mc-uid-1',
-      joined: true,
-      leaseFresh: true,
-    });
-    expect(status.provider).to.include({
-      k3kVersion: 'v1.1.0',
-      controllerReady: true,
-      topolvmReady: true,
-    });
-  });
-
-  it('is Degraded when the lease is older than 5 lease durations', () => {
-    const status = statusOf(cell(), [
-      managedCluster(),
-      lease(301),
-      gpuNode('n1'),
-      ...readyProvider(),
-    ]);
-    expect(status.phase).to.equal('Degraded');
-    expect(condition(status, 'LeaseFresh')).to.include({ status: 'False', reason: 'LeaseStale' });
-    expect(
-      statusOf(cell(), [managedCluster(), lease(299), gpuNode('n1'), ...readyProvider()]).phase,
-    ).to.equal('Ready');
-  });
-
-  it('stays Degraded with a stale lease even when the ManagedCluster says Available', () => {
-    const status = statusOf(cell(), [
-      managedCluster('mc-uid-1', true),
-      lease(3600),
-      gpuNode('n1'),
-      ...readyProvider(),
-    ]);
-    expect(condition(status, 'Available')).to.include({ status: 'True' });
-    expect(status.phase).to.equal('Degraded');
-  });
-
-  it('is Pending when the ManagedCluster is absent or not accepted', () => {
-    const absent = statusOf(cell(), [lease(10), gpuNode('n1'), ...readyProvider()]);
-    expect(absent.phase).to.equal('Pending');
-    expect(condition(absent, 'Joined')).to.include({ reason: 'ManagedClusterNotFound' });
-    const notAccepted = managedCluster();
-    notAccepted.spec.hubAcceptsClient = false;
-    const status = statusOf(cell(), [notAccepted, lease(10), gpuNode('n1'), ...readyProvider()]);
-    expect(condition(status, 'Joined')?.reason).to.equal('ManagedClusterNotAccepted');
-  });
-
-  it('is Failed when the ManagedCluster UID changes, until the operator accepts the new UID', () => {
-    const first = statusOf(cell(), healthy());
-    const replaced = [managedCluster('mc-uid-2'), lease(10), gpuNode('n1'), ...readyProvider()];
-    const seen = { ...cell(), status: first };
-    const failed = statusOf(seen, replaced);
-    expect(failed.phase).to.equal('Failed');
-    expect(condition(failed, 'Ready')?.reason).to.equal('ManagedClusterReplaced');
-    expect(failed.managedCluster?.uid, 'the first UID stays recorded').to.equal('mc-uid-1');
-    // Absent for a while: the recorded UID is kept, so the replacement is still caught later.
-    const whileAbsent = statusOf({ ...cell(), status: failed }, [lease(10), ...readyProvider()]);
-    expect(whileAbsent.managedCluster?.uid).to.equal('mc-uid-1');
-    const accepted = cell({
-      annotations: { 'kubecell.io/accept-managed-cluster-uid': 'mc-uid-2' },
-    });
-    const recovered = statusOf({ ...accepted, status: failed }, replaced);
-    expect(recovered.phase).to.equal('Ready');
-    expect(recovered.managedCluster?.uid).to.equal('mc-uid-2');
-  });
-
   it('is Provisioning until the provider baseline is ready, naming what is missing', () => {
-    const status = statusOf(cell(), [managedCluster(), lease(10), gpuNode('n1')]);
+    const status = statusOf(cell(), [managedCluster(), gpuNode('n1')]);
     expect(status.phase).to.equal('Provisioning');
     expect(condition(status, 'ProviderReady')?.message).to.equal(
       'not ready: k3k namespace, k3k CRDs, k3k controller, CNI DaemonSet, TopoLVM node DaemonSet',
@@ -166,17 +74,47 @@ describe('Cell sync', () => {
       committed: '5',
       availableEstimate: '3',
     });
-    expect(status.nodes?.map((n) => [n.name, n.ready])).to.deep.equal([
-      ['n1', true],
-      ['n2', true],
-      ['n3', false],
-    ]);
-    expect(status.nodes?.[0]?.activeRequested).to.deep.equal({
-      cpu: '3250m',
-      'nvidia.com/gpu': '1',
-    });
-    expect(status.nodes?.[2]?.readinessReasons).to.deep.equal(['KubeletNotReady']);
+    expect(status.nodeCount).to.deep.equal({ total: 3, ready: 2 });
+    expect(status.notReadyNodes).to.deep.equal([{ name: 'n3', reasons: ['KubeletNotReady'] }]);
     expect(status.resolvedBy).to.equal(1);
+  });
+
+  it('publishes the InternalIPs of Ready, schedulable profile Nodes by name, and no per-Node detail', () => {
+    const status = statusOf(cell(), [
+      managedCluster(),
+      ...readyProvider(),
+      gpuNode('n2', {}, { address: '10.0.0.2' }),
+      gpuNode('n1', {}, { address: '10.0.0.1' }),
+      gpuNode('n3', {}, { address: '10.0.0.3', ready: false }),
+      gpuNode('n4', {}, { address: '10.0.0.4', unschedulable: true }),
+      gpuNode('n5'),
+      gpuNode('other', {}, { address: '10.0.9.9', profile: 'cpu-only' }),
+    ]);
+    expect(status.nodeAddresses).to.deep.equal([
+      { node: 'n1', address: '10.0.0.1' },
+      { node: 'n2', address: '10.0.0.2' },
+    ]);
+    expect(status.nodeCount, 'the other profile is not counted').to.deep.equal({
+      total: 5,
+      ready: 4,
+    });
+    expect(status).not.to.have.property('nodes');
+    expect(status.storageInventory).not.to.have.property('perNode');
+  });
+
+  it('keeps the first 16 Node addresses and not-Ready Nodes by name, counting all', () => {
+    const names = Array.from({ length: 20 }, (_, i) => `n${String(i).padStart(2, '0')}`);
+    const status = statusOf(cell(), [
+      managedCluster(),
+      ...readyProvider(),
+      ...names.map((name, i) => gpuNode(name, {}, { address: `10.0.0.${i}` })),
+      ...names.map((name) => gpuNode(`x-${name}`, {}, { ready: false })),
+    ]);
+    expect(status.nodeCount).to.deep.equal({ total: 40, ready: 20 });
+    expect(status.nodeAddresses?.map((entry) => entry.node)).to.deep.equal(names.slice(0, 16));
+    expect(status.notReadyNodes?.map((entry) => entry.name)).to.deep.equal(
+      names.slice(0, 16).map((name) => `x-${name}`),
+    );
   });
 
   it('knows TopoLVM free space only when every Ready profile Node reports it, never from PVs', () => {
@@ -204,7 +142,7 @@ describe('Cell sync', () => {
         },
       },
     };
-    const base = [managedCluster(), lease(10), ...readyProvider(), pv];
+    const base = [managedCluster(), ...readyProvider(), pv];
     const known = statusOf(cell(), [
       ...base,
       gpuNode('n1', {}, { annotations: annotated }),
@@ -281,21 +219,6 @@ describe('Cell sync', () => {
     expect(condition(next, 'Ready')?.lastTransitionTime).to.equal(
       condition(status, 'Ready')?.lastTransitionTime,
     );
-  });
-
-  it('resyncs no later than the moment the lease goes stale', () => {
-    const response = syncCell(
-      syncRequest(
-        cell(),
-        relatedOf([managedCluster(), lease(295), gpuNode('n1'), ...readyProvider()]),
-      ),
-      config,
-      NOW,
-    );
-    expect(response.resyncAfterSeconds).to.equal(5);
-    expect(
-      syncCell(syncRequest(cell(), relatedOf(healthy())), config, NOW).resyncAfterSeconds,
-    ).to.equal(30);
   });
 });
 

@@ -21,7 +21,11 @@ export interface CellControllerConfig {
   k3kCRDs: string[];
   cniDaemonSet: NamespacedName;
   topolvmNodeDaemonSet: NamespacedName;
-  /** Longest a Cell's status may go without a refresh (Metacontroller resync). */
+  /**
+   * Longest a Cell goes without a sync (resyncAfterSeconds; metacontroller/cell.yaml's
+   * resyncPeriodSeconds is the same). A sync rewrites the status only when something in it
+   * changed, or when the heartbeat (heartbeat.ts, every 300 s) falls due, which it also schedules.
+   */
   resyncSeconds: number;
 }
 
@@ -38,7 +42,7 @@ export const DEFAULT_CELL_CONFIG: CellControllerConfig = {
   k3kCRDs: ['clusters.k3k.io', 'virtualclusterpolicies.k3k.io'],
   cniDaemonSet: splitNamespacedName(CELL_DEFAULTS.KUBECELL_CNI_DAEMONSET),
   topolvmNodeDaemonSet: splitNamespacedName(CELL_DEFAULTS.KUBECELL_TOPOLVM_DAEMONSET),
-  resyncSeconds: 30,
+  resyncSeconds: 60,
 };
 
 /** Reads overrides from the environment; throws a ConfigError naming every bad variable. */

@@ -8,8 +8,6 @@ import type {
 } from '../metacontroller/protocol.js';
 import type { CellControllerConfig, NamespacedName } from './config.js';
 
-export const MANAGED_CLUSTER_LEASE = 'managed-cluster-lease';
-
 /**
  * What the Cell's status is computed from. Metacontroller caches this answer per generation, so
  * it depends on the spec alone. With v2 hooks a label-selector rule spans all namespaces and
@@ -33,19 +31,17 @@ export function customizeCell(
   return { relatedResources: cellRelatedResources(request.parent, config) };
 }
 
-/** The bound ManagedCluster and its lease, for liveness. */
+/**
+ * The bound ManagedCluster, for liveness. Not its Lease: OCM's hub judges the lease and writes the
+ * verdict on the ManagedCluster (see liveness.ts), so a renewal every leaseDurationSeconds does
+ * not sync the Cell.
+ */
 function managedClusterRules(clusterName: string): RelatedResourceRule[] {
   return [
     {
       apiVersion: 'cluster.open-cluster-management.io/v1',
       resource: 'managedclusters',
       names: [clusterName],
-    },
-    {
-      apiVersion: 'coordination.k8s.io/v1',
-      resource: 'leases',
-      namespace: clusterName,
-      names: [MANAGED_CLUSTER_LEASE],
     },
   ];
 }

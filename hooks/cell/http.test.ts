@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { productApp } from '../controllers/testing.js';
-import { NOW, cell, lease, managedCluster, node, readyProvider, relatedOf } from './testing.js';
+import { NOW, cell, managedCluster, node, readyProvider, relatedOf } from './testing.js';
 
 describe('Cell hooks over HTTP', () => {
-  it('customize asks for the ManagedCluster, its lease and the profile Nodes', async () => {
+  it('customize asks for the ManagedCluster and the profile Nodes, never the Lease', async () => {
     const { app } = await productApp(NOW);
     const response = await request(app)
       .post('/hooks/cell/customize')
@@ -19,10 +19,7 @@ describe('Cell hooks over HTTP', () => {
     expect(rules.find((rule) => rule.resource === 'managedclusters')).to.deep.include({
       names: ['cluster1'],
     });
-    expect(rules.find((rule) => rule.resource === 'leases')).to.deep.include({
-      namespace: 'cluster1',
-      names: ['managed-cluster-lease'],
-    });
+    expect(rules.map((rule) => rule.resource)).not.to.include('leases');
     expect(rules.find((rule) => rule.resource === 'nodes')).to.deep.include({
       labelSelector: { matchLabels: { 'kubecell.io/machine-profile': 'a100' } },
     });
@@ -32,7 +29,6 @@ describe('Cell hooks over HTTP', () => {
     const { app, logs } = await productApp(NOW);
     const related = relatedOf([
       managedCluster(),
-      lease(10),
       node('n1', { 'nvidia.com/gpu': '4' }),
       ...readyProvider(),
     ]);

@@ -1,12 +1,5 @@
-import { createHash } from 'node:crypto';
-import type {
-  Cell,
-  CellNodeStatus,
-  ResourceInventory,
-  VirtualCluster,
-} from '../generated/types/index.js';
-import { conditionIsTrue, type Node, type Pod } from '../kube/objects.js';
-import { LABELS } from '../kube/labels.js';
+import type { Cell, ResourceInventory, VirtualCluster } from '../generated/types/index.js';
+import { conditionIsTrue, type Node, type Pod, type ResourceMap } from '../kube/objects.js';
 import {
   addQuantities,
   formatQuantity,
@@ -15,45 +8,10 @@ import {
   ZERO_QUANTITY,
 } from '../quantity/quantity.js';
 import { capacityRequirements } from '../feasibility/resources.js';
-import { formatTime } from '../status/conditions.js';
 import { addInto, effectiveRequests, isTerminal, type Amounts } from './pod-requests.js';
-
-const PRESSURE_CONDITIONS = ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'NetworkUnavailable'];
 
 export function nodeIsReady(node: Node): boolean {
   return conditionIsTrue(node.status?.conditions, 'Ready');
-}
-
-/** Stable across label order, so relabelling shows up and nothing else does. */
-export function labelHash(labels: Record<string, string> | undefined): string {
-  const sorted = Object.entries(labels ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash('sha256').update(JSON.stringify(sorted)).digest('hex').slice(0, 16);
-}
-
-function readinessReasons(node: Node): string[] {
-  const conditions = node.status?.conditions ?? [];
-  const ready = conditions.find((condition) => condition.type === 'Ready');
-  const reasons = new Set<string>();
-  if (!ready) reasons.add('ReadyConditionMissing');
-  else if (ready.status !== 'True') reasons.add(ready.reason || `Ready${ready.status}`);
-  for (const condition of conditions) {
-    if (PRESSURE_CONDITIONS.includes(condition.type) && condition.status === 'True')
-      reasons.add(condition.type);
-  }
-  if (node.spec?.unschedulable) reasons.add('Unschedulable');
-  return [...reasons].sort();
-}
-
-function toResourceList(amounts: Amounts): Record<string, string> {
-  return Object.fromEntries(
-    [...amounts.keys()]
-      .sort()
-      .map((resource) => [resource, formatQuantity(amounts.get(resource) ?? ZERO_QUANTITY)]),
-  );
-}
-
-function canonical(list: Record<string, string | number> | undefined): Record<string, string> {
-  return toResourceList(addInto(new Map(), list ?? {}));
 }
 
 /** Pods bound to each Node, in one pass over all pods: the cost stays linear in pods + Nodes. */
@@ -69,32 +27,28 @@ export function podsByNode(pods: readonly Pod[]): Map<string, Pod[]> {
   return byNode;
 }
 
+/** What one profile Node adds to the inventory (kept in memory, not in the status). */
 export interface NodeAccounting {
-  status: CellNodeStatus;
+  ready: boolean;
+  capacity: ResourceMap;
+  allocatable: ResourceMap;
+  /** Requests of the running pods bound to the Node. */
   active: Amounts;
+  /** Requests of the pods bound to the Node that are not running yet. */
   pending: Amounts;
 }
 
-export function accountNode(node: Node, pods: readonly Pod[], now: Date): NodeAccounting {
+export function accountNode(node: Node, pods: readonly Pod[]): NodeAccounting {
   const active: Amounts = new Map();
   const pending: Amounts = new Map();
   for (const pod of pods)
     addInto(pod.status?.phase === 'Running' ? active : pending, effectiveRequests(pod));
   return {
+    ready: nodeIsReady(node),
+    capacity: node.status?.capacity ?? {},
+    allocatable: node.status?.allocatable ?? {},
     active,
     pending,
-    status: {
-      name: node.metadata.name,
-      profile: node.metadata.labels?.[LABELS.machineProfile] ?? '',
-      ready: nodeIsReady(node),
-      labelHash: labelHash(node.metadata.labels),
-      capacity: canonical(node.status?.capacity),
-      allocatable: canonical(node.status?.allocatable),
-      activeRequested: toResourceList(active),
-      pendingRequested: toResourceList(pending),
-      readinessReasons: readinessReasons(node),
-      observedAt: formatTime(now),
-    },
   };
 }
 
@@ -145,9 +99,9 @@ export function computeInventory({
   const allocatable: Amounts = new Map();
   const requested: Amounts = new Map();
   for (const node of nodes) {
-    if (!node.status.ready) continue;
-    addInto(capacity, node.status.capacity ?? {});
-    addInto(allocatable, node.status.allocatable ?? {});
+    if (!node.ready) continue;
+    addInto(capacity, node.capacity);
+    addInto(allocatable, node.allocatable);
     addInto(requested, node.active);
     addInto(requested, node.pending);
   }

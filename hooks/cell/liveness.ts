@@ -1,13 +1,13 @@
 import type { CellManagedClusterStatus, CellStatus } from '../generated/types/index.js';
-import { conditionIsTrue, type Lease, type ManagedCluster } from '../kube/objects.js';
+import { conditionIsTrue, type ManagedCluster } from '../kube/objects.js';
 
 /** Lets an operator accept a replaced ManagedCluster: its value is the new UID to record. */
 export const ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION = 'kubecell.io/accept-managed-cluster-uid';
 
-/** OCM's default when a ManagedCluster leaves spec.leaseDurationSeconds unset. */
-export const DEFAULT_LEASE_DURATION_SECONDS = 60;
-/** A lease counts as fresh for this many lease durations after its last renewal. */
-export const LEASE_GRACE_FACTOR = 5;
+/** The ManagedCluster condition OCM's hub lease controller judges the lease by. */
+export const AVAILABLE_CONDITION = 'ManagedClusterConditionAvailable';
+/** The reason that controller writes once the lease is not renewed for 5 × leaseDurationSeconds. */
+export const LEASE_UPDATE_STOPPED = 'ManagedClusterLeaseUpdateStopped';
 
 export interface Liveness {
   status: CellManagedClusterStatus;
@@ -15,66 +15,59 @@ export interface Liveness {
   replaced: boolean;
   /** How far the ManagedCluster got, for the Joined condition's reason. */
   observed: 'absent' | 'notAccepted' | 'notJoined' | 'joined';
-  /** Seconds until a fresh lease turns stale, to schedule the next sync exactly then. */
-  secondsUntilStale?: number;
-}
-
-function leaseExpiry(
-  cluster: ManagedCluster | undefined,
-  lease: Lease | undefined,
-): number | undefined {
-  const renewed = lease?.spec?.renewTime ? Date.parse(lease.spec.renewTime) : NaN;
-  if (Number.isNaN(renewed)) return undefined;
-  const duration = cluster?.spec?.leaseDurationSeconds || DEFAULT_LEASE_DURATION_SECONDS;
-  return renewed + LEASE_GRACE_FACTOR * duration * 1000;
 }
 
 /**
- * Liveness of the bound ManagedCluster. Its own Available condition is reported but not
- * trusted: only a lease renewed recently enough makes it live. The UID recorded at first sight
- * is kept even while the cluster is absent, so a replacement is noticed whenever it appears.
+ * Whether the agent renews its lease, as OCM's hub judges it. The hub's lease controller
+ * (open-cluster-management-io/ocm v1.3.1, pkg/registration/hub/lease/controller.go, `sync` and
+ * `updateClusterStatus`) requeues each accepted cluster exactly when its lease
+ * managed-cluster-lease would expire (renewTime + 5 × spec.leaseDurationSeconds, 5 × 60 s when
+ * unset) and then sets ManagedClusterConditionAvailable to Unknown with reason
+ * ManagedClusterLeaseUpdateStopped; the agent sets Available again once it renews. So the
+ * ManagedCluster changes when, and only when, the judgement does: the Cell reads it, never the
+ * Lease, and a renewal costs no Cell sync. Undefined while Available is not reported at all.
+ */
+export function leaseFreshness(cluster: ManagedCluster | undefined): boolean | undefined {
+  const available = cluster?.status?.conditions?.find(
+    (condition) => condition.type === AVAILABLE_CONDITION,
+  );
+  if (available === undefined) return undefined;
+  return !(available.status === 'Unknown' && available.reason === LEASE_UPDATE_STOPPED);
+}
+
+function observedState(cluster: ManagedCluster | undefined, joined: boolean): Liveness['observed'] {
+  if (!cluster) return 'absent';
+  if (cluster.spec?.hubAcceptsClient !== true) return 'notAccepted';
+  return joined ? 'joined' : 'notJoined';
+}
+
+/**
+ * Liveness of the bound ManagedCluster: joined, Available as its agent reports it, and whether
+ * OCM's hub finds its lease renewed (`leaseFreshness`). The UID recorded at first sight is kept
+ * even while the cluster is absent, so a replacement is noticed whenever it appears.
  */
 export function assessLiveness(
   clusterName: string,
   cluster: ManagedCluster | undefined,
-  lease: Lease | undefined,
   previous: CellStatus | undefined,
-  now: Date,
 ): Liveness {
   const recordedUid = previous?.managedCluster?.uid;
   const observedUid = cluster?.metadata.uid;
-  const expiry = leaseExpiry(cluster, lease);
-  const leaseFresh = expiry !== undefined && expiry > now.getTime();
   const joined =
     cluster !== undefined &&
     cluster.spec?.hubAcceptsClient === true &&
     conditionIsTrue(cluster.status?.conditions, 'ManagedClusterJoined');
+  const leaseFresh = leaseFreshness(cluster);
   const status: CellManagedClusterStatus = {
     name: clusterName,
     ...((recordedUid ?? observedUid) ? { uid: recordedUid ?? observedUid } : {}),
     joined,
-    available: conditionIsTrue(cluster?.status?.conditions, 'ManagedClusterConditionAvailable'),
-    leaseFresh,
-    ...(lease?.spec?.renewTime ? { leaseRenewTime: lease.spec.renewTime } : {}),
+    available: conditionIsTrue(cluster?.status?.conditions, AVAILABLE_CONDITION),
+    ...(leaseFresh === undefined ? {} : { leaseFresh }),
   };
-  const observed = !cluster
-    ? 'absent'
-    : cluster.spec?.hubAcceptsClient !== true
-      ? 'notAccepted'
-      : joined
-        ? 'joined'
-        : 'notJoined';
   return {
     status,
-    observed,
+    observed: observedState(cluster, joined),
     replaced: recordedUid !== undefined && observedUid !== undefined && recordedUid !== observedUid,
-    ...(leaseFresh && expiry !== undefined
-      ? { secondsUntilStale: Math.max(1, Math.ceil((expiry - now.getTime()) / 1000)) }
-      : {}),
   };
-}
-
-/** The next sync: at the latest after `resyncSeconds`, sooner when the lease turns stale first. */
-export function resyncAfter(liveness: Liveness, resyncSeconds: number): number {
-  return Math.min(resyncSeconds, liveness.secondsUntilStale ?? resyncSeconds);
 }

@@ -4,7 +4,6 @@ import {
   type CustomResourceDefinition,
   type DaemonSet,
   type Deployment,
-  type Lease,
   type ManagedCluster,
   type Namespace,
   type Node,
@@ -15,7 +14,6 @@ import {
 import { LABELS } from '../kube/labels.js';
 import type { KubernetesObject, ObjectMap } from '../metacontroller/protocol.js';
 import type { CellControllerConfig, NamespacedName } from './config.js';
-import { MANAGED_CLUSTER_LEASE } from './customize.js';
 
 /**
  * What Metacontroller delivered for one Cell, sorted into the inputs the status is computed
@@ -24,7 +22,6 @@ import { MANAGED_CLUSTER_LEASE } from './customize.js';
  */
 export interface CellObservation {
   managedCluster?: ManagedCluster;
-  lease?: Lease;
   nodes?: Node[];
   pods?: Pod[];
   hostNamespaces?: Set<string>;
@@ -69,10 +66,6 @@ export function observeCell(
     managedCluster: group<ManagedCluster>(related, TYPE_KEYS.managedCluster)?.find(
       (cluster) => cluster.metadata.name === clusterName,
     ),
-    lease: named(group<Lease>(related, TYPE_KEYS.lease), {
-      namespace: clusterName,
-      name: MANAGED_CLUSTER_LEASE,
-    }),
     // The rule selects by label already; filtering again keeps a stale or foreign entry out.
     nodes: group<Node>(related, TYPE_KEYS.node)?.filter(
       (node) => node.metadata.labels?.[LABELS.machineProfile] === profile,

@@ -31,7 +31,7 @@ export const REASONS = {
   ManagedClusterUnavailable: 'ManagedClusterUnavailable',
   LeaseRenewed: 'LeaseRenewed',
   LeaseStale: 'LeaseStale',
-  LeaseNotFound: 'LeaseNotFound',
+  AvailableNotReported: 'AvailableNotReported',
   ProviderBaselineReady: 'ProviderBaselineReady',
   ProviderBaselineNotReady: 'ProviderBaselineNotReady',
   InventoryObserved: 'InventoryObserved',

@@ -2,12 +2,19 @@
  * The Cell's status from its assessment, Cluster API style: each condition is computed by its
  * own small function, the phase is the first condition that does not hold (in the order the
  * design gives), and Ready summarises it. Pure; transition times are carried forward by
- * `reconcileConditions`, so the same input gives byte-identical status.
+ * `reconcileConditions`, so the same input gives byte-identical status. No message carries a
+ * time that moves: a message change is a status write, which re-syncs every VirtualCluster on
+ * the Cell. status.observedAt is added by the heartbeat phase (heartbeat.ts).
  */
 import type { Cell, CellStatus } from '../generated/types/index.js';
 import { reconcileConditions, verdict, type ConditionVerdict } from '../status/conditions.js';
 import type { CellAssessment } from './assess.js';
-import { ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION, type Liveness } from './liveness.js';
+import {
+  ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION,
+  AVAILABLE_CONDITION,
+  LEASE_UPDATE_STOPPED,
+  type Liveness,
+} from './liveness.js';
 import { REASONS, type CellPhase } from './reasons.js';
 
 export interface PhaseVerdict {
@@ -31,7 +38,7 @@ export function cellStatus(cell: Cell, assessment: CellAssessment, now: Date): C
     ),
     managedCluster: assessment.liveness.status,
     provider: assessment.provider,
-    nodes: assessment.nodes.map((node) => node.status),
+    ...assessment.nodes,
     inventory: assessment.inventory,
     storageInventory: assessment.storageInventory,
     nodePorts: assessment.nodePorts,
@@ -124,14 +131,14 @@ export function joinedCondition(cell: Cell, liveness: Liveness): ConditionVerdic
   );
 }
 
-/** Informational: liveness comes from the lease, not from the cluster's own word. */
+/** Informational: liveness comes from LeaseFresh, not from the cluster's own word. */
 export function availableCondition(liveness: Liveness): ConditionVerdict {
   return liveness.status.available
     ? verdict(
         'Available',
         true,
         REASONS.ManagedClusterAvailable,
-        'the ManagedCluster reports itself available (informational: liveness comes from the lease)',
+        'the ManagedCluster reports itself available (informational: liveness comes from LeaseFresh)',
       )
     : verdict(
         'Available',
@@ -141,24 +148,32 @@ export function availableCondition(liveness: Liveness): ConditionVerdict {
       );
 }
 
+/** Whether OCM's hub finds the lease renewed (see leaseFreshness in liveness.ts). */
 export function leaseFreshCondition(liveness: Liveness): ConditionVerdict {
-  const renewed = liveness.status.leaseRenewTime;
-  if (liveness.status.leaseFresh) {
-    return verdict('LeaseFresh', true, REASONS.LeaseRenewed, `lease renewed at ${renewed}`);
+  const name = liveness.status.name;
+  if (liveness.status.leaseFresh === true) {
+    return verdict(
+      'LeaseFresh',
+      true,
+      REASONS.LeaseRenewed,
+      `OCM's hub has not found the lease of ManagedCluster ${name} stale (${AVAILABLE_CONDITION} is not Unknown with reason ${LEASE_UPDATE_STOPPED})`,
+    );
   }
-  if (!renewed) {
+  if (liveness.status.leaseFresh === false) {
     return verdict(
       'LeaseFresh',
       false,
-      REASONS.LeaseNotFound,
-      `lease managed-cluster-lease not found in namespace ${liveness.status.name}`,
+      REASONS.LeaseStale,
+      `OCM's hub found the lease of ManagedCluster ${name} not renewed for 5 × leaseDurationSeconds (${AVAILABLE_CONDITION} is Unknown with reason ${LEASE_UPDATE_STOPPED})`,
     );
   }
   return verdict(
     'LeaseFresh',
-    false,
-    REASONS.LeaseStale,
-    `lease last renewed at ${renewed}, more than 5 lease durations ago`,
+    'Unknown',
+    REASONS.AvailableNotReported,
+    liveness.observed === 'absent'
+      ? `ManagedCluster ${name} does not exist on the hub: no lease to judge`
+      : `ManagedCluster ${name} reports no ${AVAILABLE_CONDITION} yet: OCM's hub has not judged its lease`,
   );
 }
 

@@ -1,4 +1,4 @@
-import type { CellNodeStorage, CellStorageInventory } from '../generated/types/index.js';
+import type { CellStorageInventory } from '../generated/types/index.js';
 import type { Node, PersistentVolume } from '../kube/objects.js';
 import { ANNOTATIONS } from '../kube/labels.js';
 import {
@@ -8,7 +8,6 @@ import {
   ZERO_QUANTITY,
   type ParsedQuantity,
 } from '../quantity/quantity.js';
-import { formatTime } from '../status/conditions.js';
 
 export const TOPOLVM_PROVISIONER = 'topolvm.io';
 const TOPOLVM_NODE_KEY = 'topology.topolvm.io/node';
@@ -42,7 +41,6 @@ function volumeNode(volume: PersistentVolume): string | undefined {
 export function computeStorageInventory(
   readyNodes: readonly Node[],
   volumes: readonly PersistentVolume[] | undefined,
-  now: Date,
 ): CellStorageInventory {
   const allocatedByNode = new Map<string, ParsedQuantity>();
   for (const volume of volumes ?? []) {
@@ -55,27 +53,19 @@ export function computeStorageInventory(
   let free: ParsedQuantity = ZERO_QUANTITY;
   let allocated: ParsedQuantity = ZERO_QUANTITY;
   let everyNodeReports = readyNodes.length > 0;
-  const perNode: CellNodeStorage[] = [];
-  for (const node of [...readyNodes].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))) {
+  for (const node of readyNodes) {
     const nodeFree = topolvmFreeCapacity(node);
     const nodeAllocated = allocatedByNode.get(node.metadata.name);
     if (nodeFree === undefined) everyNodeReports = false;
     else free = addQuantities(free, nodeFree);
     if (nodeAllocated !== undefined) allocated = addQuantities(allocated, nodeAllocated);
-    perNode.push({
-      name: node.metadata.name,
-      ...(nodeFree === undefined ? {} : { freeCapacity: formatQuantity(nodeFree) }),
-      ...(nodeAllocated === undefined ? {} : { allocatedPV: formatQuantity(nodeAllocated) }),
-    });
   }
   return {
     provisioner: TOPOLVM_PROVISIONER,
     allocatedPV: formatQuantity(allocated),
-    perNode,
     ...(everyNodeReports ? { freeCapacity: formatQuantity(free) } : {}),
     freeCapacityKnown: everyNodeReports,
     freeCapacitySource: everyNodeReports ? 'TopoLVMNodeAnnotations' : 'None',
     fresh: volumes !== undefined,
-    observedAt: formatTime(now),
   };
 }

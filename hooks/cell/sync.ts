@@ -1,13 +1,14 @@
 /**
- * The kubecell-cell sync and finalize hooks: observe → assess → status. A Cell owns no
- * children: it only reports on what it observes. For the same request and the same `now` the
- * answer is byte-identical.
+ * The kubecell-cell sync and finalize hooks: observe → assess → status → heartbeat. A Cell owns
+ * no children: it only reports on what it observes. For the same request and the same `now` the
+ * answer is byte-identical, and while nothing it reports changes the status stays the same until
+ * the heartbeat falls due (heartbeat.ts).
  */
 import type { Cell, CellStatus } from '../generated/types/index.js';
 import type { CompositeSyncRequest, CompositeSyncResponse } from '../metacontroller/protocol.js';
 import { assessCell } from './assess.js';
 import type { CellControllerConfig } from './config.js';
-import { resyncAfter } from './liveness.js';
+import { resyncAfter, withHeartbeat } from './heartbeat.js';
 import { observeCell } from './observe.js';
 import { cellStatus } from './status.js';
 
@@ -42,7 +43,7 @@ interface CellReport {
   resolvedBy?: string[];
 }
 
-/** The steps both hooks take: observe → assess → status, and when to look again. */
+/** The steps both hooks take: observe → assess → status → heartbeat, and when to look again. */
 function reportOn(
   request: CompositeSyncRequest<Cell>,
   config: CellControllerConfig,
@@ -50,10 +51,15 @@ function reportOn(
 ): CellReport {
   // Every quantity it reads was parsed by the validation layer (hooks/controllers/).
   const observation = observeCell(request.parent, request.related, config);
-  const assessment = assessCell(request.parent, observation, config, now);
+  const assessment = assessCell(request.parent, observation, config);
+  const status = withHeartbeat(
+    request.parent.status,
+    cellStatus(request.parent, assessment, now),
+    now,
+  );
   return {
-    status: cellStatus(request.parent, assessment, now),
-    resyncAfterSeconds: resyncAfter(assessment.liveness, config.resyncSeconds),
+    status,
+    resyncAfterSeconds: resyncAfter(status, now, config.resyncSeconds),
     ...(assessment.resolvedBy ? { resolvedBy: assessment.resolvedBy } : {}),
   };
 }

@@ -1,6 +1,6 @@
 /** Builders for Cell tests: the objects Metacontroller would relate to a Cell, as JSON. */
 import { API_VERSION } from '../api/kinds.js';
-import type { Cell, VirtualCluster } from '../generated/types/index.js';
+import type { Cell, CellStatus, VirtualCluster } from '../generated/types/index.js';
 import { TYPE_KEYS, type Node, type Pod } from '../kube/objects.js';
 import type {
   CompositeSyncRequest,
@@ -9,6 +9,7 @@ import type {
 } from '../metacontroller/protocol.js';
 import { objectKey } from '../metacontroller/protocol.js';
 import { DEFAULT_CELL_CONFIG } from './config.js';
+import { syncCell } from './sync.js';
 
 export const NOW = new Date('2026-11-30T12:00:00Z');
 export const PROFILE = 'a100';
@@ -31,7 +32,29 @@ export function cell(overrides: Partial<Cell['metadata']> = {}): Cell {
   };
 }
 
-export function managedCluster(uid = 'mc-uid-1', available = true) {
+/**
+ * How the ManagedCluster's Available condition reads: `true`/`false` as its agent reports it
+ * (True/Unknown), `leaseStale` as OCM's hub lease controller writes it once the lease is not
+ * renewed for 5 × leaseDurationSeconds, `unreported` without the condition.
+ */
+export type AvailableFixture = boolean | 'leaseStale' | 'unreported';
+
+function availableCondition(available: AvailableFixture) {
+  if (available === 'unreported') return [];
+  if (available === 'leaseStale') {
+    return [
+      {
+        type: 'ManagedClusterConditionAvailable',
+        status: 'Unknown',
+        reason: 'ManagedClusterLeaseUpdateStopped',
+        message: 'Registration agent stopped updating its lease.',
+      },
+    ];
+  }
+  return [{ type: 'ManagedClusterConditionAvailable', status: available ? 'True' : 'Unknown' }];
+}
+
+export function managedCluster(uid = 'mc-uid-1', available: AvailableFixture = true) {
   return {
     apiVersion: 'cluster.open-cluster-management.io/v1',
     kind: 'ManagedCluster',
@@ -41,12 +64,16 @@ export function managedCluster(uid = 'mc-uid-1', available = true) {
       conditions: [
         { type: 'HubAcceptedManagedCluster', status: 'True' },
         { type: 'ManagedClusterJoined', status: 'True' },
-        { type: 'ManagedClusterConditionAvailable', status: available ? 'True' : 'Unknown' },
+        ...availableCondition(available),
       ],
     },
   };
 }
 
+/**
+ * The Lease OCM's agent renews. The Cell does not relate it (a renewal must not sync the Cell);
+ * requests built for other hooks and benchmarks still carry one, which the Cell ignores.
+ */
 export function lease(secondsAgo: number) {
   return {
     apiVersion: 'coordination.k8s.io/v1',
@@ -58,10 +85,19 @@ export function lease(secondsAgo: number) {
   };
 }
 
+export interface NodeOptions {
+  ready?: boolean;
+  annotations?: Record<string, string>;
+  profile?: string;
+  /** The Node's InternalIP; none when absent. */
+  address?: string;
+  unschedulable?: boolean;
+}
+
 export function node(
   name: string,
   allocatable: Record<string, string>,
-  options: { ready?: boolean; annotations?: Record<string, string>; profile?: string } = {},
+  options: NodeOptions = {},
 ): Node {
   return {
     apiVersion: 'v1',
@@ -74,6 +110,7 @@ export function node(
       },
       ...(options.annotations ? { annotations: options.annotations } : {}),
     },
+    ...(options.unschedulable ? { spec: { unschedulable: true } } : {}),
     status: {
       capacity: allocatable,
       allocatable,
@@ -82,6 +119,7 @@ export function node(
           ? { type: 'Ready', status: 'False', reason: 'KubeletNotReady' }
           : { type: 'Ready', status: 'True', reason: 'KubeletReady' },
       ],
+      ...(options.address ? { addresses: [{ type: 'InternalIP', address: options.address }] } : {}),
     },
   };
 }
@@ -204,7 +242,6 @@ export function relatedOf(objects: KubernetesObject[], omit: string[] = []): Obj
   const map: ObjectMap = {};
   const groups = [
     TYPE_KEYS.managedCluster,
-    TYPE_KEYS.lease,
     TYPE_KEYS.node,
     TYPE_KEYS.pod,
     TYPE_KEYS.namespace,
@@ -230,4 +267,33 @@ export function syncRequest(
   finalizing = false,
 ): CompositeSyncRequest<Cell> {
   return { parent, children: {}, related, finalizing };
+}
+
+/** A Ready profile Node with 32 CPUs, 256Gi and 4 GPUs (plus `extra`). */
+export function gpuNode(
+  name: string,
+  extra: Record<string, string> = {},
+  options: NodeOptions = {},
+) {
+  return node(name, { cpu: '32', memory: '256Gi', 'nvidia.com/gpu': '4', ...extra }, options);
+}
+
+/** A joined, available ManagedCluster, two Ready GPU Nodes and a ready provider baseline. */
+export function healthy(): KubernetesObject[] {
+  return [managedCluster(), gpuNode('n1'), gpuNode('n2'), ...readyProvider()];
+}
+
+/** The status the sync hook answers for `objects` (groups in `omit` not observed) at `now`. */
+export function statusOf(
+  parent: Cell,
+  objects: KubernetesObject[],
+  omit: string[] = [],
+  now = NOW,
+): CellStatus {
+  return syncCell(syncRequest(parent, relatedOf(objects, omit)), DEFAULT_CELL_CONFIG, now)
+    .status as CellStatus;
+}
+
+export function conditionOf(status: CellStatus, type: string) {
+  return status.conditions?.find((condition) => condition.type === type);
 }
