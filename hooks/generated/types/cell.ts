@@ -3,7 +3,7 @@ import type { ObjectMeta } from '../../metacontroller/protocol.js';
 import type { Condition, LocalObjectReference, MachineProfile, NamespaceSelector, Quantity } from './common.js';
 
 /**
- * A Cell is a unit of physical capacity that VirtualClusters are placed on: one Open Cluster Management ManagedCluster bound to one machine profile, i.e. the Nodes labelled kubecell.io/machine-profile=<profile>. The platform team creates Cells in the KubeCell controller namespace (kubecell-system by default). The kubecell-cell controller reports the ManagedCluster's liveness (from its lease), the provider baseline and the resource, storage and NodePort inventory in status, which the feasibility evaluation of VirtualClusterPlans and VirtualClusters reads. A Cell that VirtualClusters still resolve to is not removed until they are gone (condition InUse).
+ * A Cell is a unit of physical capacity that VirtualClusters are placed on: one Open Cluster Management ManagedCluster bound to one machine profile, i.e. the Nodes labelled kubecell.io/machine-profile=<profile>. The platform team creates Cells in the KubeCell controller namespace (kubecell-system by default). The kubecell-cell controller reports the ManagedCluster's liveness (as OCM's hub judges its lease), the provider baseline and the resource, storage and NodePort inventory in status, which the feasibility evaluation of VirtualClusterPlans and VirtualClusters reads. A Cell that VirtualClusters still resolve to is not removed until they are gone (condition InUse).
  */
 export interface Cell {
 apiVersion: "kubecell.io/v1alpha1"
@@ -17,7 +17,7 @@ status?: CellStatus
  */
 export interface CellSpec {
 /**
- * The OCM ManagedCluster (cluster-scoped) this Cell is bound to. Its lease managed-cluster-lease, in the namespace named after the cluster, is the Cell's liveness signal. Its UID is recorded on first observation; if the ManagedCluster is later replaced by one with another UID the Cell becomes Failed (reason ManagedClusterReplaced). The admission webhook makes this field immutable once any VirtualCluster has resolved the Cell.
+ * The OCM ManagedCluster (cluster-scoped) this Cell is bound to. Its ManagedClusterConditionAvailable is the Cell's liveness signal: OCM's hub sets it to Unknown (reason ManagedClusterLeaseUpdateStopped) when the agent stops renewing the lease managed-cluster-lease in the namespace named after the cluster. Its UID is recorded on first observation; if the ManagedCluster is later replaced by one with another UID the Cell becomes Failed (reason ManagedClusterReplaced). The admission webhook makes this field immutable once any VirtualCluster has resolved the Cell.
  */
 managedClusterRef: LocalObjectReference
 /**
@@ -30,7 +30,7 @@ machineProfile: MachineProfile
 namespaceSelector?: NamespaceSelector
 }
 /**
- * Observed state of the Cell, written by the kubecell-cell controller on every sync (at least every 30 seconds). Read-only for users.
+ * Observed state of the Cell, computed by the kubecell-cell controller on every sync (at least every 60 seconds) and written when it changes; while nothing changes only status.observedAt moves, every 5 minutes. Read-only for users.
  */
 export interface CellStatus {
 /**
@@ -38,11 +38,11 @@ export interface CellStatus {
  */
 observedGeneration?: number
 /**
- * Summary of the Cell's state; the first matching rule wins. Deleting: the Cell is being deleted (it waits while VirtualClusters still resolve to it). Failed: the bound ManagedCluster was replaced (another UID); needs an operator. Pending: the ManagedCluster is absent, not accepted or not joined. Degraded: the lease is stale or an inventory source is unavailable. Provisioning: the provider baseline is not ready yet. Ready: VirtualClusters can be placed.
+ * Summary of the Cell's state; the first matching rule wins. Deleting: the Cell is being deleted (it waits while VirtualClusters still resolve to it). Failed: the bound ManagedCluster was replaced (another UID); needs an operator. Pending: the ManagedCluster is absent, not accepted or not joined. Degraded: OCM's hub reports the lease stale or has not judged it yet (LeaseFresh is not True), or an inventory source is unavailable. Provisioning: the provider baseline is not ready yet. Ready: VirtualClusters can be placed.
  */
 phase?: ("Pending" | "Provisioning" | "Ready" | "Degraded" | "Deleting" | "Failed")
 /**
- * Current conditions of the Cell. Types: Joined (the ManagedCluster is accepted and joined), Available (the ManagedCluster reports itself available; informational, liveness comes from LeaseFresh), LeaseFresh (the lease was renewed within 5 × leaseDurationSeconds), ProviderReady (the provider baseline is ready), InventoryFresh (Node, pod, storage and NodePort inventories were observed), CapabilityMismatch (True when a declared device has less allocatable than declared, i.e. none on any Ready Node), InUse (True while VirtualClusters resolve to the Cell; blocks deletion).
+ * Current conditions of the Cell. Types: Joined (the ManagedCluster is accepted and joined), Available (the ManagedCluster reports itself available; informational, liveness comes from LeaseFresh), LeaseFresh (OCM's hub finds the lease renewed: ManagedClusterConditionAvailable is reported and is not Unknown with reason ManagedClusterLeaseUpdateStopped, which the hub sets once the lease is not renewed for 5 × leaseDurationSeconds; Unknown while Available is not reported), ProviderReady (the provider baseline is ready), InventoryFresh (Node, pod, storage and NodePort inventories were observed), CapabilityMismatch (True when a declared device has less allocatable than declared, i.e. none on any Ready Node), InUse (True while VirtualClusters resolve to the Cell; blocks deletion).
  * 
  * @maxItems 16
  */
@@ -146,6 +146,9 @@ total?: number
  */
 ready?: number
 }
+/**
+ * One profile Node that is not Ready.
+ */
 export interface CellNotReadyNode {
 /**
  * Name of the Node.
@@ -158,6 +161,9 @@ name: string
  */
 reasons?: string[]
 }
+/**
+ * One endpoint candidate: a Ready, schedulable profile Node and its InternalIP.
+ */
 export interface CellNodeAddress {
 /**
  * Name of the Node.
