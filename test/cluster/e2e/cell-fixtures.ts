@@ -4,8 +4,12 @@
 // (Cell, VirtualNodeClass, host namespace, VirtualCluster), and reading what KubeCell made with
 // kubectl. A Ready Cell comes two ways: startReadyCell lets the simulation stand up everything a
 // Cell needs (the VirtualCluster scenarios); cellWorld, standUpCellWorld and applyCell do it step
-// by step, for scenarios that watch each step (the Cell and plan scenarios). Nothing here writes
-// a KubeCell object's status or calls a hook: Metacontroller does that.
+// by step, for scenarios that watch each step (the Cell and plan scenarios). Either way OCM's hub
+// lease controller judges the ManagedCluster's lease (a Cell reads liveness from the
+// ManagedCluster's Available condition, never from the Lease): startReadyCell's simulation runs
+// one, and standUpCellWorld relies on the stack's (`ocmHub: true`, the shared cluster's
+// setting). Nothing here writes a KubeCell object's status or calls a hook: Metacontroller does
+// that.
 import { readFileSync } from 'node:fs';
 import { API_VERSION } from '../../../hooks/api/kinds.js';
 import { LABELS } from '../../../hooks/kube/labels.js';
@@ -81,12 +85,19 @@ export interface ReadyCell {
 }
 
 /**
- * Starts the simulated outside world (OCM, kubelets, provider baseline, k3k; no GPUCellPool
- * provisioners) and applies a Cell offering nvidia.com/gpu on a profile of its own; resolves
- * once the Cell is Ready.
+ * Starts the simulated outside world (OCM's agent and hub, kubelets, provider baseline, k3k; no
+ * GPUCellPool provisioners) and applies a Cell offering nvidia.com/gpu on a profile of its own;
+ * resolves once the Cell is Ready. `leaseDurationSeconds` (default 60) is the ManagedCluster's:
+ * the agent renews the lease that often and OCM's hub finds it stale 5 durations after the last
+ * renewal.
  */
-export async function startReadyCell(stack: KubeCellStack, name: string): Promise<ReadyCell> {
+export async function startReadyCell(
+  stack: KubeCellStack,
+  name: string,
+  options: { leaseDurationSeconds?: number } = {},
+): Promise<ReadyCell> {
   const simulation = await startSimulation(stack.cluster.kubeconfigPath, {
+    ocm: options.leaseDurationSeconds ? { leaseDurationSeconds: options.leaseDurationSeconds } : {},
     k3k: { intervalMs: 200 },
     kubevirt: false,
     clusterAPI: false,
@@ -177,7 +188,8 @@ export async function ensureProviderBaseline(client: KubeClient): Promise<void> 
 /**
  * OCM joins the Cell's ManagedCluster (accepted, joined, available, lease renewed now) and the
  * kubelets of the profile register their Nodes (Ready; 32 cpu, 256Gi, 8 GPUs, 1 TiB of TopoLVM
- * free space each by default). Returns the ManagedCluster's UID.
+ * free space each by default). Returns the ManagedCluster's UID. The lease is then judged by the
+ * stack's OCM hub (startKubeCellStack `ocmHub`); startRenewing keeps it renewed.
  */
 export async function standUpCellWorld(
   client: KubeClient,

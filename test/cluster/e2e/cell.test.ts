@@ -2,15 +2,17 @@
 // kubectl that it is Ready once its ManagedCluster has joined, its lease is fresh, the provider
 // baseline is ready and its profile Nodes are there; that it turns Degraded when the lease goes
 // stale and Failed when the ManagedCluster is replaced; and that deleting a Cell a
-// VirtualCluster resolves to waits for the VirtualCluster. The test plays only OCM, the
-// kubelets and k3k (test/simulate/); every Cell status is written by Metacontroller calling
-// the hooks.
+// VirtualCluster resolves to waits for the VirtualCluster. The test plays only OCM (the agent
+// here; the hub's lease controller runs with the shared cluster), the kubelets and k3k
+// (test/simulate/); every Cell status is written by Metacontroller calling the hooks.
 import { expect } from 'chai';
 import type { KubeCellStack } from '../kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import {
   K3kSimulator,
   KubeClient,
+  loopbackAddressFor,
+  managedClusterPath,
   renewLease,
   replaceManagedCluster,
   type LeaseRenewer,
@@ -54,10 +56,12 @@ interface CellStatusView {
     joined?: boolean;
     available?: boolean;
     leaseFresh?: boolean;
-    leaseRenewTime?: string;
   };
   provider?: Record<string, unknown>;
-  nodes?: { name: string; ready?: boolean; profile?: string }[];
+  nodeCount?: { total?: number; ready?: number };
+  notReadyNodes?: { name: string; reasons?: string[] }[];
+  nodeAddresses?: { node: string; address: string }[];
+  observedAt?: string;
   inventory?: Record<string, { capacity?: string; allocatable?: string; committed?: string }>;
   storageInventory?: { freeCapacity?: string; freeCapacityKnown?: boolean; fresh?: boolean };
   nodePorts?: { fresh?: boolean };
@@ -157,8 +161,10 @@ describe('e2e: Cell through Metacontroller', function () {
       available: true,
       leaseFresh: true,
     });
-    // The lease's renewTime is a MicroTime; the apiserver kept it and the Cell reports it.
-    expect(status.managedCluster?.leaseRenewTime).to.match(/^\d{4}-\d\d-\d\dT[\d:]+\.\d{6}Z$/);
+    // No lease time in the status: the Cell reads OCM's judgement on the ManagedCluster, and
+    // one heartbeat time for the whole observation.
+    expect(status.managedCluster).to.not.have.property('leaseRenewTime');
+    expect(status.observedAt).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(status.provider).to.include({
       namespaceReady: true,
       k3kCRDsReady: true,
@@ -167,8 +173,12 @@ describe('e2e: Cell through Metacontroller', function () {
       topolvmReady: true,
       k3kVersion: 'v1.1.0',
     });
-    expect(status.nodes?.map((node) => [node.name, node.ready])).to.deep.equal(
-      world.nodes.map((name) => [name, true]),
+    // Counts and the Nodes' addresses, no per-Node detail.
+    expect(status).to.not.have.property('nodes');
+    expect(status.nodeCount).to.deep.equal({ total: 2, ready: 2 });
+    expect(status.notReadyNodes ?? []).to.deep.equal([]);
+    expect(status.nodeAddresses).to.deep.equal(
+      [...world.nodes].sort().map((node) => ({ node, address: loopbackAddressFor(node) })),
     );
     // Two Nodes of 32 cpu, 256Gi and 8 GPUs each, and 1 TiB of TopoLVM free space each.
     expect(status.inventory?.[GPU]).to.include({ capacity: '16', allocatable: '16' });
@@ -213,9 +223,10 @@ describe('e2e: Cell through Metacontroller', function () {
       status: 'False',
       reason: 'ManagedClusterNotFound',
     });
+    // No ManagedCluster, so no Available condition for OCM's hub to have judged.
     expect(conditionOf(pending, 'LeaseFresh')).to.include({
-      status: 'False',
-      reason: 'LeaseNotFound',
+      status: 'Unknown',
+      reason: 'AvailableNotReported',
     });
     expect(conditionOf(pending, 'Ready')).to.include({
       status: 'False',
@@ -224,7 +235,7 @@ describe('e2e: Cell through Metacontroller', function () {
     expect(statusOf(pending).managedCluster).to.not.have.property('uid');
 
     // OCM: the agent registers, the hub accepts, the agent joins and renews its lease. The Cell
-    // relates the ManagedCluster and the lease, so Metacontroller syncs it on those events.
+    // relates the ManagedCluster, so Metacontroller syncs it on those events.
     const uid = await standUpCellWorld(client, world);
     renewers.push(startRenewing(client, world.managedCluster, 60, 20_000));
     const ready = await eventuallyPhase(
@@ -242,17 +253,19 @@ describe('e2e: Cell through Metacontroller', function () {
   });
 
   it('turns Degraded when the lease is no longer renewed, and Ready again when it is', async function () {
-    // A 2 s lease duration: the lease is stale 5 × 2 = 10 s after its last renewal
-    // (hooks/cell/liveness.ts). The agent renews every second until the Cell is Ready.
+    // A 2 s lease duration: OCM's hub (the shared cluster runs its lease controller) finds the
+    // lease stale 5 × 2 = 10 s after its last renewal. The agent renews every second until the
+    // Cell is Ready.
     const world = cellWorld('e2e-cell-lease');
     await standUpCellWorld(client, world, { join: { leaseDurationSeconds: 2 } });
     const renewer = startRenewing(client, world.managedCluster, 2, 1_000);
     renewers.push(renewer);
     await newReadyCell(world);
 
-    // The agent stops (its lease is left as it was). Nothing else changes: the Cell must notice
-    // from the clock alone, through the resync it asked for at the moment of staleness.
+    // The agent stops (its lease is left as it was). Nothing changes on the Cell's side: OCM's
+    // hub marks the ManagedCluster Available=Unknown at expiry, and that change syncs the Cell.
     await renewer.stop();
+    const stoppedAt = Date.now();
     const degraded = await eventuallyPhase(
       stack,
       'cells.kubecell.io',
@@ -261,32 +274,43 @@ describe('e2e: Cell through Metacontroller', function () {
       'Degraded',
       90_000,
     );
+    console.log(
+      `      Cell ${world.cell}: Degraded ${Date.now() - stoppedAt} ms after the last renewal`,
+    );
+    const managedCluster = (await client.get(managedClusterPath(world.managedCluster))) as {
+      status?: { conditions?: { type: string; status: string; reason?: string }[] };
+    };
+    expect(
+      managedCluster.status?.conditions?.find((c) => c.type === 'ManagedClusterConditionAvailable'),
+    ).to.include({ status: 'Unknown', reason: 'ManagedClusterLeaseUpdateStopped' });
     expect(conditionOf(degraded, 'LeaseFresh')).to.include({
       status: 'False',
       reason: 'LeaseStale',
     });
     expect(conditionOf(degraded, 'Ready')).to.include({ status: 'False', reason: 'LeaseStale' });
-    // The ManagedCluster still says it is available; the Cell reports it but does not trust it.
+    // The hub's verdict replaced the agent's Available=True; the Cell reports that too.
     expect(conditionOf(degraded, 'Available')).to.include({
-      status: 'True',
-      reason: 'ManagedClusterAvailable',
+      status: 'False',
+      reason: 'ManagedClusterUnavailable',
     });
-    expect(statusOf(degraded).managedCluster).to.include({ available: true, leaseFresh: false });
+    expect(statusOf(degraded).managedCluster).to.include({ available: false, leaseFresh: false });
     expect(await printedColumns(stack, 'cell', world.cell, CELL_NAMESPACE, true)).to.include({
       PHASE: 'Degraded',
       LEASEFRESH: 'false',
     });
 
-    // The agent comes back: one renewal, and the lease event brings the Cell back to Ready.
+    // The agent comes back: one renewal, its status sync sets Available=True again, and that
+    // ManagedCluster event brings the Cell back to Ready.
     await renewLease(client, world.managedCluster, new Date(), { leaseDurationSeconds: 2 });
-    const ready = await eventuallyPhase(
+    const back = await eventuallyPhase(
       stack,
       'cells.kubecell.io',
       world.cell,
       CELL_NAMESPACE,
       'Ready',
     );
-    expect(conditionOf(ready, 'LeaseFresh')).to.include({ status: 'True', reason: 'LeaseRenewed' });
+    expect(conditionOf(back, 'LeaseFresh')).to.include({ status: 'True', reason: 'LeaseRenewed' });
+    expect(statusOf(back).managedCluster).to.include({ available: true, leaseFresh: true });
   });
 
   it('turns Failed when its ManagedCluster is replaced, until an operator accepts the new UID', async function () {

@@ -416,6 +416,8 @@ describe('e2e: VirtualClusterPlan expiry, and a Cell not Ready (own stack, KUBEC
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
     stack = await startKubeCellStack({
       hookServerEnv: { KUBECELL_PLAN_TTL_SECONDS: String(TTL_SECONDS) },
+      // OCM's hub judges the lease of the Cell's ManagedCluster, as on the shared cluster.
+      ocmHub: true,
     });
     client = new KubeClient(stack.cluster.kubeconfigPath);
     renewer = await readyCell(stack, client, world);

@@ -17,7 +17,6 @@ import { parseAllDocuments } from 'yaml';
 import type { KubeCellStack } from '../kubecell-stack.js';
 import { repoRoot } from '../paths.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
-import { labelHash } from '../../../hooks/cell/inventory.js';
 import { startSimulation, type Simulation } from '../../simulate/index.js';
 import {
   CONCEPTS_FILE,
@@ -28,7 +27,6 @@ import {
   lineDiff,
   normaliseStatus,
   readConcepts,
-  renameIn,
   updatingExamples,
   withExample,
   writeConcepts,
@@ -212,13 +210,6 @@ async function normalisationOf(stack: KubeCellStack, world: World): Promise<Norm
   const nodes = await listObjects(stack, 'nodes', {
     selector: `kubecell.io/machine-profile=${world.profile}`,
   });
-  const renamedLabels = (labels: Record<string, string>) =>
-    Object.fromEntries(
-      Object.entries(labels).map(([key, value]) => [
-        renameIn(key, world.names),
-        renameIn(value, world.names),
-      ]),
-    );
   const endpoint = statusOf(vc)['endpoint'] as { port?: number } | undefined;
   return {
     names: world.names,
@@ -235,12 +226,6 @@ async function normalisationOf(stack: KubeCellStack, world: World): Promise<Norm
         .map((address) => address.address),
     ),
     ...(endpoint?.port === undefined ? {} : { nodePort: endpoint.port }),
-    labelHashes: Object.fromEntries(
-      nodes.map((node) => [
-        labelHash(node.metadata.labels),
-        labelHash(renamedLabels(node.metadata.labels ?? {})),
-      ]),
-    ),
     nodePortsAllocated: 1,
   };
 }

@@ -13,8 +13,6 @@
 //   distance from evaluatedAt (the TTL);
 // - addresses: the simulated Nodes' InternalIPs (127.0.0.x) become EXAMPLE_ADDRESS, and the API
 //   NodePort becomes EXAMPLE_NODE_PORT;
-// - the Nodes' labelHash: recomputed (as the Cell controller computes it) over the Node's labels
-//   with the sample names;
 // - NodePort counts: they cover every Service of the cluster, which the test shares with other
 //   scenarios; they are shown as if the example's VirtualCluster held the only NodePort.
 // Another cluster-wide figure is waited for rather than normalised: the test captures only once
@@ -57,8 +55,6 @@ export interface Normalisation {
   addresses: string[];
   /** The API Service's NodePort. */
   nodePort?: number;
-  /** A Node's labelHash in the run → the one for its labels with the sample names. */
-  labelHashes: Record<string, string>;
   /** What a Cell's `nodePorts.allocated` is shown as. */
   nodePortsAllocated: number;
 }
@@ -94,7 +90,7 @@ function normaliseString(text: string, n: Normalisation, times: Map<string, stri
   if (n.nodePort !== undefined) {
     result = result.replace(new RegExp(`:${n.nodePort}(?!\\d)`, 'g'), `:${EXAMPLE_NODE_PORT}`);
   }
-  return n.labelHashes[result] ?? result;
+  return result;
 }
 
 function walk(value: Json, key: string, n: Normalisation, times: Map<string, string>): Json {

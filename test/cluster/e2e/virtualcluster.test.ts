@@ -10,14 +10,15 @@
 import { expect } from 'chai';
 import { startKubeCellStack, type KubeCellStack } from '../kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
-import { renewLease } from '../../simulate/index.js';
 import {
   CELL,
   CELL_NAMESPACE,
   childRefs,
   createHostNamespace,
+  eventuallyHookCalls,
   firstSeenReady,
   GPU,
+  hookCallsFor,
   K3K_CLUSTER,
   kubeconfigText,
   readChildren,
@@ -425,24 +426,31 @@ describe('e2e: VirtualCluster through Metacontroller', function () {
         },
       ]),
     ]);
-    // Proof that Metacontroller synced the VirtualCluster with the edited Cell: OCM renews the
-    // lease, the Cell controller reports the new renewTime, and the VirtualCluster's CellLive
-    // condition names it. (The Cell status carrying it was written after the edit, and one
-    // informer delivers one object's versions in order.)
-    const renewed = await renewLease(cell.simulation.client, cell.name, new Date());
-    const renewTime = (renewed as { spec?: { renewTime?: string } }).spec?.renewTime ?? '';
-    expect(renewTime).to.not.equal('');
-    await eventually(
-      stack,
-      `the VirtualCluster to see the lease renewed at ${renewTime}`,
-      async () => {
-        const current = await getObject(stack, VC, name, namespace);
-        const live = conditionOf(current, 'CellLive');
-        return live?.message?.includes(renewTime)
-          ? { value: true }
-          : { notYet: `CellLive: ${live?.message ?? '(none)'}` };
-      },
-    );
+    // Proof that Metacontroller synced the VirtualCluster with the edited Cell and class: once
+    // the Cell controller has observed the edit (status.observedGeneration), the tenant touches
+    // the VirtualCluster and the hook server answers a sync of it after that. (A lease renewal
+    // is no proof any more: the Cell reads OCM's judgement of the lease, so a renewal changes
+    // nothing a VirtualCluster sees.)
+    await eventually(stack, `Cell ${cell.name} to observe the edit`, async () => {
+      const current = await getObject(stack, CELL, cell.name, CELL_NAMESPACE);
+      const generation = (current?.metadata as { generation?: number } | undefined)?.generation;
+      const observed = current?.status?.['observedGeneration'];
+      return generation !== undefined && observed === generation
+        ? { value: true }
+        : { notYet: `observedGeneration ${String(observed)} of ${String(generation)}` };
+    });
+    const parent = { name, namespace };
+    const callsBefore = hookCallsFor(stack, 'virtualcluster', 'sync', parent);
+    await kubectl(stack, [
+      'annotate',
+      VC,
+      name,
+      '-n',
+      namespace,
+      '--overwrite',
+      `e2e.kubecell.io/touched=${Date.now()}`,
+    ]);
+    await eventuallyHookCalls(stack, 'virtualcluster', 'sync', parent, callsBefore + 1);
     const syncsAfter = (await hookCalls(stack)).ok.get('virtualcluster/sync') ?? 0;
     expect(syncsAfter).to.be.greaterThan(syncsBefore);
 
@@ -553,6 +561,68 @@ describe('e2e: VirtualCluster through Metacontroller', function () {
       await stack.cluster.kubectl(['delete', VC, '--all', '-n', ns, '--wait=false']);
       await stack.cluster.kubectl(['delete', 'namespace', ns, '--wait=false']);
     }
+  });
+});
+
+// OCM's hub finds the Cell's lease stale (test/simulate/ocm.ts plays its lease controller): the
+// ManagedCluster turns Available=Unknown, the Cell Degraded, and every VirtualCluster on it
+// Degraded within the lease threshold (5 × leaseDurationSeconds) + 60 s (issue 14), without a
+// lease renewal ever syncing either of them. The agent comes back: both are Ready again.
+describe('e2e: a VirtualCluster on a Cell whose lease goes stale', function () {
+  this.timeout(240_000);
+  const LEASE_DURATION_SECONDS = 2;
+  let stack: KubeCellStack;
+  let cell: ReadyCell | undefined;
+  const namespace = uniqueName('e2e-vc-stale');
+  const klass = uniqueName('e2e-stale-class');
+  const name = 'team-l';
+
+  before(async function () {
+    this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
+    stack = await getKubeCell();
+    cell = await startReadyCell(stack, uniqueName('e2e-stale-cell'), {
+      leaseDurationSeconds: LEASE_DURATION_SECONDS,
+    });
+    await createHostNamespace(stack, namespace);
+    await apply(stack, virtualNodeClass(klass), 'e2e-platform');
+    await apply(stack, virtualCluster(namespace, name, cell.name, klass));
+    await eventuallyPhase(stack, VC, name, namespace, 'Ready', 120_000);
+  });
+
+  after(async function () {
+    this.timeout(240_000);
+    if (!cell) return;
+    await stack.cluster.kubectl(['delete', VC, name, '-n', namespace, '--wait=false']);
+    await eventuallyGone(stack, VC, name, namespace, 120_000);
+    await cell.stop();
+    await stack.cluster.kubectl(['delete', 'namespace', namespace, '--wait=false']);
+    await stack.cluster.kubectl(['delete', VNCLASS, klass, '--wait=false']);
+  });
+
+  it('turns Degraded (CellLive LeaseStale) within the lease threshold + 60 s, and Ready again when the agent renews', async function () {
+    const live = cell as ReadyCell;
+    const agent = live.simulation.leases!;
+    // The agent dies: its lease is left as it was last renewed.
+    await agent.stop();
+    const lastRenewal = agent.renewedAt.get(live.name)?.getTime() ?? Date.now();
+    const degraded = await eventuallyPhase(stack, VC, name, namespace, 'Degraded', 120_000);
+    const seconds = (Date.now() - lastRenewal) / 1000;
+    const threshold = 5 * LEASE_DURATION_SECONDS;
+    report(
+      `${namespace}/${name}: Degraded ${seconds.toFixed(1)} s after the last lease renewal (threshold ${threshold} s)`,
+    );
+    expect(seconds, 'seconds from the last renewal to Degraded').to.be.at.most(threshold + 60);
+    expect(conditionOf(degraded, 'CellLive')).to.include({ status: 'False', reason: 'LeaseStale' });
+    const cellObject = await getObject(stack, CELL, live.name, CELL_NAMESPACE);
+    expect(cellObject?.status?.phase, describeStatus(cellObject)).to.equal('Degraded');
+    // The children stay: a Degraded VirtualCluster keeps its cluster.
+    const children = await readChildren(stack, namespace, name, degraded.metadata.uid);
+    expect(children.filter((child) => child === undefined)).to.deep.equal([]);
+
+    // The agent comes back: it renews at once, and its status sync sets Available=True again.
+    agent.start();
+    const ready = await eventuallyPhase(stack, VC, name, namespace, 'Ready', 120_000);
+    expect(conditionOf(ready, 'CellLive')).to.include({ status: 'True' });
   });
 });
 
