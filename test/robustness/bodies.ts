@@ -6,7 +6,6 @@ import { admissionReview, loadSamples, type Json } from '../../hooks/admission/t
 import {
   cell,
   hostNamespace as cellHostNamespace,
-  lease,
   managedCluster,
   node as cellNode,
   NOW as CELL_NOW,
@@ -34,11 +33,10 @@ const CONTROLLER = {
   metadata: { name: 'kubecell-controller' },
 };
 
-/** A Cell sync request with a bit of everything: Ready Nodes, pods, a lease, a VirtualCluster. */
+/** A Cell sync request with a bit of everything: Ready Nodes, pods, a VirtualCluster. */
 export function cellSyncBody(finalizing = false): Json {
   const objects: KubernetesObject[] = [
     managedCluster(),
-    lease(10),
     cellNode('node-a', { cpu: '64', memory: '512Gi', 'nvidia.com/gpu': '8' }),
     cellNode(
       'node-b',

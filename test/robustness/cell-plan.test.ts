@@ -2,13 +2,13 @@
 //   1. the status is deterministic: equal inputs (also with every map's keys in another order)
 //      and a fixed clock give byte-identical answers;
 //   2. feeding the status back as the parent's status changes nothing (one step, no churn); for a
-//      Cell a little later, only the fields stamped with the observation time change.
+//      Cell later but within its heartbeat (300 s) nothing changes either, and past it only
+//      status.observedAt moves (to the time of the sync).
 import { expect } from 'chai';
 import fc from 'fast-check';
 import {
   cell,
   hostNamespace,
-  lease,
   managedCluster,
   node,
   NOW as CELL_NOW,
@@ -16,6 +16,7 @@ import {
   readyProvider,
   relatedOf,
   resolvedVirtualCluster,
+  type AvailableFixture,
 } from '../../hooks/cell/testing.js';
 import { readyCell, smallClass, virtualCluster } from '../../hooks/feasibility/testing.js';
 import type {
@@ -25,6 +26,7 @@ import type {
   VirtualClusterPlanStatus,
 } from '../../hooks/generated/types/index.js';
 import { TYPE_KEYS } from '../../hooks/kube/objects.js';
+import { formatTime } from '../../hooks/status/conditions.js';
 import {
   toObjectMap,
   type CompositeSyncRequest,
@@ -65,9 +67,11 @@ const cellWorld = fc.record({
     }),
     { maxLength: 20 },
   ),
-  leaseSecondsAgo: fc.option(fc.integer({ min: 0, max: 2000 })),
   managedCluster: fc.option(
-    fc.record({ uid: fc.constantFrom('mc-uid-1', 'mc-uid-2'), available: fc.boolean() }),
+    fc.record({
+      uid: fc.constantFrom('mc-uid-1', 'mc-uid-2'),
+      available: fc.constantFrom<AvailableFixture>(true, false, 'leaseStale', 'unreported'),
+    }),
   ),
   virtualClusters: fc.array(
     fc.record({ namespace: fc.constantFrom('tenant-a', 'tenant-b'), cpu, gpu }),
@@ -85,7 +89,6 @@ const cellWorld = fc.record({
     TYPE_KEYS.virtualCluster,
     TYPE_KEYS.service,
     TYPE_KEYS.persistentVolume,
-    TYPE_KEYS.lease,
     TYPE_KEYS.managedCluster,
   ]),
   deleting: fc.constantFrom(false, false, false, true),
@@ -113,7 +116,6 @@ function cellRequest(world: CellWorld): CompositeSyncRequest<Cell> {
       }),
     ),
   );
-  if (world.leaseSecondsAgo !== null) objects.push(lease(world.leaseSecondsAgo));
   if (world.managedCluster !== null) {
     objects.push(managedCluster(world.managedCluster.uid, world.managedCluster.available));
   }
@@ -165,17 +167,24 @@ function cellRequest(world: CellWorld): CompositeSyncRequest<Cell> {
   };
 }
 
-/** Status with the fields stamped at observation time removed (they change on every sync). */
+/** Status without its heartbeat, status.observedAt. */
 function withoutObservedAt(status: CellStatus): CellStatus {
   const copy = structuredClone(status);
-  for (const n of copy.nodes ?? []) delete (n as { observedAt?: string }).observedAt;
-  if (copy.storageInventory) delete copy.storageInventory.observedAt;
-  if (copy.nodePorts) delete copy.nodePorts.observedAt;
+  delete copy.observedAt;
   return copy;
 }
 
 const planWorld = fc.record({
-  cell: fc.constantFrom('ready', 'absent', 'stale', 'degraded', 'noStatus', 'noDevices'),
+  cell: fc.constantFrom(
+    'ready',
+    'absent',
+    'stale',
+    'degraded',
+    'noStatus',
+    'noDevices',
+    'outdated',
+    'noObservedAt',
+  ),
   cpuAvailable: fc.constantFrom('23500m', '2', '0', '-1'),
   gpuAvailable: fc.constantFrom('4', '1', '0'),
   storageKnown: fc.boolean(),
@@ -201,6 +210,8 @@ function planRequest(world: PlanWorld): CompositeSyncRequest<VirtualClusterPlan>
     if (world.cell === 'stale') status.managedCluster!.leaseFresh = false;
     if (world.cell === 'degraded') status.phase = 'Degraded';
     if (world.cell === 'noDevices') delete c.spec.machineProfile.devices;
+    if (world.cell === 'outdated') status.observedAt = '2026-11-29T23:49:59Z';
+    if (world.cell === 'noObservedAt') delete status.observedAt;
     status.inventory!['cpu']!.availableEstimate = world.cpuAvailable;
     status.inventory!['nvidia.com/gpu']!.availableEstimate = world.gpuAvailable;
     if (!world.storageKnown) {
@@ -272,9 +283,11 @@ describe('robustness: Cell and plan status are deterministic and settle at once'
     );
   });
 
-  it('Cell: its status fed back changes nothing; later, only the observation stamps move', async () => {
+  it('Cell: its status fed back changes nothing, within the heartbeat; past it only observedAt moves', async () => {
+    const seconds = fc.integer({ min: 1, max: 299 });
+    const overdue = fc.integer({ min: 300, max: 3600 });
     await fc.assert(
-      fc.asyncProperty(cellWorld, fc.integer({ min: 1, max: 25 }), async (world, seconds) => {
+      fc.asyncProperty(cellWorld, seconds, overdue, async (world, within, past) => {
         const req = cellRequest(world);
         const hook = cellHook(world);
         const first = await call('cell', hook, req, CELL_NOW);
@@ -282,14 +295,18 @@ describe('robustness: Cell and plan status are deterministic and settle at once'
         const second = await call('cell', hook, fedBack, CELL_NOW);
         expect(JSON.stringify(second), 'fed back at the same time').to.equal(JSON.stringify(first));
 
-        const later = new Date(CELL_NOW.getTime() + seconds * 1000);
-        const third = await call('cell', hook, fedBack, later);
+        const at = (s: number) => new Date(CELL_NOW.getTime() + s * 1000);
+        const later = await call('cell', hook, fedBack, at(within));
+        expect(JSON.stringify(later.status), `${within} s later`).to.equal(
+          JSON.stringify(first.status),
+        );
         const before = first.status as CellStatus;
-        const after = third.status as CellStatus;
-        if (after.managedCluster?.leaseFresh === before.managedCluster?.leaseFresh) {
-          expect(withoutObservedAt(after), `${seconds} s later`).to.deep.equal(
-            withoutObservedAt(before),
-          );
+        const after = (await call('cell', hook, fedBack, at(past))).status as CellStatus;
+        expect(withoutObservedAt(after), `${past} s later`).to.deep.equal(
+          withoutObservedAt(before),
+        );
+        if (before.observedAt !== undefined) {
+          expect(after.observedAt, `${past} s later`).to.equal(formatTime(at(past)));
         }
       }),
       { numRuns: RUNS },

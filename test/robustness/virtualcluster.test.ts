@@ -1,13 +1,19 @@
 // Properties of the VirtualCluster sync hook over sequences of observations:
 //   1. once status.resolved is set, no sequence of observed states (Cell or class changed,
-//      replaced or gone, Nodes moved, neighbours, k3k's kubeconfig rotated or broken, children
-//      missing, stale parent status, the clock moving) makes a sync (not finalizing) drop or
-//      change a child, or change status.resolved;
+//      replaced, outdated or gone, the Cell's Node addresses moved, neighbours, k3k's kubeconfig
+//      rotated or broken, children missing, stale parent status, the clock moving) makes a sync
+//      (not finalizing) drop or change a child, or change status.resolved;
 //   2. feeding the hook's own output back (children as observed children, status as the parent's
-//      status) reaches a fixed point: no flapping children, no status churn.
+//      status) reaches a fixed point: no flapping children, no status churn, even while the
+//      Cell's heartbeat (status.observedAt) moves.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { VirtualCluster, VirtualClusterStatus } from '../../hooks/generated/types/index.js';
+import type {
+  Cell,
+  CellNodeAddress,
+  VirtualCluster,
+  VirtualClusterStatus,
+} from '../../hooks/generated/types/index.js';
 import { TYPE_KEYS } from '../../hooks/kube/objects.js';
 import type {
   CompositeSyncRequest,
@@ -22,7 +28,7 @@ import {
   hostNamespace,
   K3K_KUBECONFIG,
   k3kKubeconfigSecret,
-  node,
+  NODE_ADDRESSES,
   NOW,
   smallClass,
   syncRequest,
@@ -44,9 +50,11 @@ interface World {
     | 'degraded'
     | 'mcReplaced'
     | 'noStatus'
-    | 'otherProfile';
+    | 'otherProfile'
+    | 'outdated';
   klass: 'same' | 'absent' | 'notObserved' | 'replaced' | 'bigger';
-  nodes: 'same' | 'none' | 'notObserved' | 'moved';
+  /** The Cell's status.nodeAddresses. */
+  addresses: 'same' | 'none' | 'absent' | 'moved';
   namespace: 'host' | 'absent' | 'notHost' | 'notObserved';
   neighbours: 'none' | 'older' | 'younger' | 'notObserved';
   k3k: 'absent' | 'valid' | 'rotated' | 'notBase64' | 'notKubeconfig';
@@ -80,9 +88,10 @@ const worldArbitrary: fc.Arbitrary<World> = fc.record({
     'mcReplaced',
     'noStatus',
     'otherProfile',
+    'outdated',
   ),
   klass: fc.constantFrom('same', 'same', 'absent', 'notObserved', 'replaced', 'bigger'),
-  nodes: fc.constantFrom('same', 'same', 'none', 'notObserved', 'moved'),
+  addresses: fc.constantFrom('same', 'same', 'none', 'absent', 'moved'),
   namespace: fc.constantFrom('host', 'host', 'absent', 'notHost', 'notObserved'),
   neighbours: fc.constantFrom('none', 'none', 'older', 'younger', 'notObserved'),
   k3k: fc.constantFrom('absent', 'valid', 'valid', 'rotated', 'notBase64', 'notKubeconfig'),
@@ -107,15 +116,23 @@ const ROTATED_KUBECONFIG = K3K_KUBECONFIG.replace(
   'https://10.43.99.1:443',
 ).replace('client-key-data: ', 'client-key-data: cm90YXRlZA');
 
-function related(world: World): KubernetesObject[] {
-  const objects: KubernetesObject[] = [];
-  const c = cell(
-    world.cell === 'replaced'
-      ? { uid: 'another-cell-uid' }
-      : world.cell === 'otherProfile'
-        ? { profile: 'h100' }
-        : {},
-  );
+const ADDRESSES: Record<World['addresses'], CellNodeAddress[]> = {
+  same: [...NODE_ADDRESSES],
+  none: [],
+  absent: [],
+  moved: [{ node: 'node-c', address: '10.9.9.9' }],
+};
+
+/** The Cell as `world` has it; `observedAt` is its heartbeat when given. */
+function worldCell(world: World, observedAt: string | undefined): Cell {
+  const c = cell({
+    ...(world.cell === 'replaced' ? { uid: 'another-cell-uid' } : {}),
+    ...(world.cell === 'otherProfile' ? { profile: 'h100' } : {}),
+    addresses: ADDRESSES[world.addresses],
+  });
+  if (world.addresses === 'absent') delete c.status!.nodeAddresses;
+  if (observedAt !== undefined) c.status!.observedAt = observedAt;
+  if (world.cell === 'outdated') c.status!.observedAt = '2026-11-28T00:00:00Z';
   if (world.cell === 'stale') c.status!.managedCluster!.leaseFresh = false;
   if (world.cell === 'degraded') {
     c.status!.phase = 'Degraded';
@@ -138,14 +155,17 @@ function related(world: World): KubernetesObject[] {
     ];
   }
   if (world.cell === 'noStatus') delete c.status;
-  if (world.cell !== 'absent' && world.cell !== 'notObserved') objects.push(c);
+  return c;
+}
+
+function related(world: World, observedAt?: string): KubernetesObject[] {
+  const objects: KubernetesObject[] = [];
+  if (world.cell !== 'absent' && world.cell !== 'notObserved') {
+    objects.push(worldCell(world, observedAt));
+  }
   const k = smallClass(world.klass === 'replaced' ? 'another-class-uid' : undefined);
   if (world.klass === 'bigger') k.spec.entitlement.workloadHard['requests.cpu'] = '64';
   if (world.klass !== 'absent' && world.klass !== 'notObserved') objects.push(k);
-  if (world.nodes === 'same')
-    objects.push(node('node-a', '10.0.12.7'), node('node-b', '10.0.12.8'));
-  if (world.nodes === 'moved')
-    objects.push(node('node-c', '10.9.9.9'), node('node-b', '10.0.12.80', { ready: false }));
   if (world.namespace === 'host') objects.push(hostNamespace('tenant-a'));
   if (world.namespace === 'notHost') objects.push(hostNamespace('tenant-a', false));
   if (world.neighbours === 'older') {
@@ -203,6 +223,7 @@ function request(
   vc: VirtualCluster,
   world: World,
   lastDesired: readonly KubernetesObject[],
+  observedAt?: string,
 ): CompositeSyncRequest<VirtualCluster> {
   const parent = structuredClone(vc);
   if (world.specChanged) {
@@ -210,11 +231,10 @@ function request(
     parent.metadata.generation = (parent.metadata.generation ?? 1) + 1;
   }
   if (world.deleting) parent.metadata.deletionTimestamp = '2026-11-30T06:00:00Z';
-  const req = syncRequest(parent, related(world), observedChildren(world, lastDesired));
+  const req = syncRequest(parent, related(world, observedAt), observedChildren(world, lastDesired));
   const omit: [World[keyof World], string][] = [
     [world.cell, TYPE_KEYS.cell],
     [world.klass, TYPE_KEYS.virtualNodeClass],
-    [world.nodes, TYPE_KEYS.node],
     [world.namespace, TYPE_KEYS.namespace],
     [world.neighbours, TYPE_KEYS.virtualCluster],
   ];
@@ -359,7 +379,9 @@ describe('robustness: the VirtualCluster sync over sequences of observations', f
         const outputs: string[] = [];
         const childrenSeen: string[] = [];
         for (let step = 0; step < 6; step++) {
-          const response = await sync(request(vc, world, lastDesired), NOW);
+          // The Cell refreshes its heartbeat meanwhile (within the 600 s its readers accept).
+          const heartbeat = new Date(NOW.getTime() - step * 50_000).toISOString();
+          const response = await sync(request(vc, world, lastDesired, heartbeat), NOW);
           outputs.push(JSON.stringify(response));
           childrenSeen.push(JSON.stringify(response.children));
           lastDesired = response.children;
