@@ -378,37 +378,17 @@ export function reportedCell(now: Date, nodes: number): Cell {
   return cell;
 }
 
-/** A VirtualCluster's neighbours on the same Cell, resolved (they count against the inventory). */
-function neighbours(count: number): VirtualCluster[] {
-  return Array.from({ length: count }, (_, n) => {
-    const vc = resolvedVirtualCluster(`vc-${n}`, `tenant-${String(n + 1).padStart(3, '0')}`, {
-      'requests.cpu': '4',
-      'requests.memory': '16Gi',
-      'requests.nvidia.com/gpu': '1',
-    });
-    vc.metadata.uid = uid(`vc-${n}`);
-    vc.status!.resolved!.cell.uid = 'cell1-uid';
-    vc.status!.resolved!.cell.managedClusterName = 'cell1';
-    return vc;
-  });
-}
-
 /**
- * A resolved VirtualCluster in steady state, as Metacontroller sends it on a resync: its 5
+ * A resolved VirtualCluster in steady state, as Metacontroller sends it on a sync: its 5
  * children observed (the Service with its NodePort), k3k's kubeconfig, its Cell (with the status
- * the Cell controller reports), class, namespace, 20 neighbours and the Cell's `nodes` Nodes.
+ * the Cell controller reports for `nodes` Nodes), class and namespace. Its customize rules relate
+ * neither the Nodes nor the other VirtualClusters of the Cell (issue 14), so `nodes` only
+ * changes the Cell's status, which is bounded.
  */
 export function virtualClusterSyncBody(now: Date, nodes: number): Json {
   const vc = vcFixture({ namespace: 'tenant-000' });
   const cell = reportedCell(now, nodes);
-  const profileNodes = Array.from({ length: nodes }, (_, i) => realisticNode(i, now));
-  const related: KubernetesObject[] = [
-    cell,
-    smallClass(),
-    hostNamespaceOf('tenant-000'),
-    ...profileNodes,
-    ...neighbours(20),
-  ];
+  const related: KubernetesObject[] = [cell, smallClass(), hostNamespaceOf('tenant-000')];
   const first = syncVirtualCluster(vcSyncRequest(vc, related), VC_CONFIG, now);
   if (first.status === null || !(first.status as Json).resolved) {
     throw new Error(
@@ -449,7 +429,10 @@ function hostNamespaceOf(name: string): KubernetesObject {
   } as KubernetesObject;
 }
 
-/** A plan for the same Cell: Cell (reported status), class, namespace and 20 VirtualClusters on it. */
+/**
+ * A plan for the same Cell: Cell (reported status), class and namespace (the plan relates only
+ * the VirtualClusters of its namespace, and tenant-000 hosts none).
+ */
 export function planSyncBody(now: Date, nodes: number): Json {
   const parent = planFixture();
   parent.metadata.namespace = 'tenant-000';
@@ -457,7 +440,6 @@ export function planSyncBody(now: Date, nodes: number): Json {
     reportedCell(now, nodes),
     smallClass(),
     hostNamespaceOf('tenant-000'),
-    ...neighbours(20),
   ]);
   return JSON.parse(
     JSON.stringify({
