@@ -156,7 +156,7 @@ export function leaseFreshCondition(liveness: Liveness): ConditionVerdict {
       'LeaseFresh',
       true,
       REASONS.LeaseRenewed,
-      `OCM's hub has not found the lease of ManagedCluster ${name} stale (${AVAILABLE_CONDITION} is not Unknown with reason ${LEASE_UPDATE_STOPPED})`,
+      `the agent of ManagedCluster ${name} renews its lease (OCM's hub has not set ${AVAILABLE_CONDITION} to Unknown with reason ${LEASE_UPDATE_STOPPED})`,
     );
   }
   if (liveness.status.leaseFresh === false) {
@@ -164,7 +164,7 @@ export function leaseFreshCondition(liveness: Liveness): ConditionVerdict {
       'LeaseFresh',
       false,
       REASONS.LeaseStale,
-      `OCM's hub found the lease of ManagedCluster ${name} not renewed for 5 × leaseDurationSeconds (${AVAILABLE_CONDITION} is Unknown with reason ${LEASE_UPDATE_STOPPED})`,
+      `the agent of ManagedCluster ${name} stopped renewing its lease: OCM's hub set ${AVAILABLE_CONDITION} to Unknown with reason ${LEASE_UPDATE_STOPPED} (not renewed for 5 × leaseDurationSeconds)`,
     );
   }
   return verdict(
