@@ -143,7 +143,9 @@ const KB = 1000;
 const kb = (bytes: number | undefined) =>
   bytes === undefined || Number.isNaN(bytes)
     ? '–'
-    : `${(bytes / KB).toFixed(bytes < 10 * KB ? 2 : 1)} KB`;
+    : bytes >= 10 * KB * KB
+      ? `${(bytes / KB / KB).toFixed(0)} MB`
+      : `${(bytes / KB).toFixed(bytes < 10 * KB ? 2 : 1)} KB`;
 
 /** The latest run of the idle part (by date), whatever its label. */
 export function latestIdle(idle: IdleResults | undefined): IdleResult | undefined {
@@ -251,13 +253,15 @@ function idleMarkdown(idle: IdleResults): string[] {
       '',
       `Metacontroller ${run.metacontrollerVersion} with \`${run.metacontrollerArgs.join(' ')}\`${run.effective ? ` (it logged client-go-qps ${run.effective.clientGoQps ?? '?'}, burst ${run.effective.clientGoBurst ?? '?'}, workers ${run.effective.workers ?? '?'})` : ''}; one Cell, its lease renewed every ${run.setup.leaseRenewSeconds} s (duration ${run.setup.leaseDurationSeconds} s); measured over ${run.setup.windowSeconds} s once the VirtualCluster sync rate agreed in two ${run.setup.sliceSeconds}-s slices in a row; then ${run.setup.quietSeconds} s with the renewal paused (quiet). KB = 1,000 bytes.`,
       '',
-      '| Point | VC syncs / VC / min | quiet | Cell syncs / min | quiet | Bytes per VC sync | Bytes per Cell sync | Request bytes / min by controller | Stored Cell (managedFields) | per Node | CPU s / min: Metacontroller / hook server / apiserver + etcd | Settled | Times (s): stack, Cell Ready, VCs Ready, settle, whole point |',
-      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+      '| Point | VC syncs / VC / min | quiet | Cell syncs / min | quiet | Bytes per VC sync | Bytes per Cell sync | Request bytes / min by controller | Stored Cell (managedFields) | per Node | CPU s / min: Metacontroller / hook server / apiserver + etcd | VC queue: mean wait (s), depth at the end | Settled | Times (s): stack, Cell Ready, VCs Ready, settle, whole point |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     );
     for (const p of run.points) {
       const w = p.window;
       if (!w) {
-        lines.push(`| ${pointName(p)} | failed: ${p.error ?? 'no window'} | | | | | | | | | | | |`);
+        lines.push(
+          `| ${pointName(p)} | failed: ${p.error ?? 'no window'} | | | | | | | | | | | | |`,
+        );
         continue;
       }
       const perController = Object.entries(w.perController)
@@ -270,7 +274,7 @@ function idleMarkdown(idle: IdleResults): string[] {
         (w.cpuSecondsPerMinute.kubeApiserver ?? NaN) + (w.cpuSecondsPerMinute.etcd ?? NaN)
       ).toFixed(1);
       lines.push(
-        `| ${pointName(p)} | **${w.virtualClusterSyncsPerVirtualClusterPerMinute}** | ${p.quiet?.virtualClusterSyncsPerVirtualClusterPerMinute ?? '–'} | **${w.cellSyncsPerCellPerMinute}** | ${p.quiet?.cellSyncsPerCellPerMinute ?? '–'} | **${kb(w.bytesPerVirtualClusterSync)}** | ${kb(w.bytesPerCellSync)} | ${perController} | ${kb(p.stored?.cellBytes)} (${kb(p.stored?.cellManagedFieldsBytes)}) | **${kb(p.stored?.cellBytesPerNode)}** | ${cpu('metacontroller')} / ${cpu('hookServer')} / ${apiserver} | ${p.settled ? 'yes' : '**no**'}${p.notAllReady ? `; **not all VCs Ready**: ${p.notAllReady}` : ''} | ${p.seconds.stackStart}, ${p.seconds.cellReady}, ${p.seconds.virtualClustersReady}, ${p.seconds.settle}, ${p.seconds.total} |`,
+        `| ${pointName(p)} | **${w.virtualClusterSyncsPerVirtualClusterPerMinute}** | ${p.quiet?.virtualClusterSyncsPerVirtualClusterPerMinute ?? '–'} | **${w.cellSyncsPerCellPerMinute}** | ${p.quiet?.cellSyncsPerCellPerMinute ?? '–'} | **${kb(w.bytesPerVirtualClusterSync)}** | ${kb(w.bytesPerCellSync)} | ${perController} | ${kb(p.stored?.cellBytes)} (${kb(p.stored?.cellManagedFieldsBytes)}) | **${kb(p.stored?.cellBytesPerNode)}** | ${cpu('metacontroller')} / ${cpu('hookServer')} / ${apiserver} | ${w.virtualClusterQueue ? `${w.virtualClusterQueue.meanWaitSeconds}, ${w.virtualClusterQueue.depthAtEnd}` : '–'} | ${p.settled ? 'yes' : '**no**'}${p.notAllReady ? `; **not all VCs Ready**: ${p.notAllReady}` : ''} | ${p.seconds.stackStart}, ${p.seconds.cellReady}, ${p.seconds.virtualClustersReady}, ${p.seconds.settle}, ${p.seconds.total} |`,
       );
     }
     lines.push(
