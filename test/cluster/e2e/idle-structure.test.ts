@@ -14,6 +14,7 @@
 import { expect } from 'chai';
 import type { KubeCellStack } from '../kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
+import { loadVirtualClusterConfig } from '../../../hooks/virtualcluster/config.js';
 import { heartbeat, nodePath, renewLease } from '../../simulate/index.js';
 import {
   CELL_NAMESPACE,
@@ -44,6 +45,12 @@ const ROUND_MS = 10_000;
 const SETTLE_MS = 5_000;
 /** The Cell rewrites an unchanged status at most this often (status.observedAt). */
 const CELL_HEARTBEAT_SECONDS = 300;
+/**
+ * A VirtualCluster not yet settled asks for a resync this many seconds later
+ * (KUBECELL_VIRTUALCLUSTER_RESYNC_SECONDS, the default here); Metacontroller keeps such a
+ * delayed resync even when a later sync, Ready, asks for none. Idle means past the last of them.
+ */
+const UNSETTLED_RESYNC_SECONDS = loadVirtualClusterConfig({}).resyncSeconds;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -81,7 +88,8 @@ describe('e2e: an idle VirtualCluster is not synced for changes it does not depe
         ? { value: true }
         : { notYet: `resolvedBy ${String(current?.status?.['resolvedBy'])}` };
     });
-    // Idle: neither the Cell's status nor the untouched VirtualClusters' syncs move for 10 s.
+    // Idle: neither the Cell's status nor the untouched VirtualClusters' syncs move for longer
+    // than the resync a VirtualCluster asked for while it was not Ready yet.
     let previous = '';
     let stableSince = Date.now();
     await eventually(
@@ -98,7 +106,7 @@ describe('e2e: an idle VirtualCluster is not synced for changes it does not depe
           previous = state;
           stableSince = Date.now();
         }
-        return Date.now() - stableSince >= 10_000
+        return Date.now() - stableSince > (UNSETTLED_RESYNC_SECONDS + 5) * 1000
           ? { value: true }
           : { notYet: `last change ${Date.now() - stableSince} ms ago: ${state}` };
       },
