@@ -102,8 +102,8 @@ export interface WindowFigures {
   virtualClusterSyncsPerVirtualClusterPerMinute: number;
   cellSyncsPerCellPerMinute: number;
   planSyncsPerMinute: number;
-  /** Mean bytes of a virtualcluster/sync request. */
-  bytesPerVirtualClusterSync: number;
+  /** Mean bytes of a virtualcluster/sync request; absent when no VirtualCluster was synced. */
+  bytesPerVirtualClusterSync?: number;
   bytesPerCellSync: number;
   perController: Record<string, ControllerCost>;
   /** `<controller>/<hook>`: calls answered 200, per minute. */
@@ -190,6 +190,12 @@ export interface IdlePointResult extends IdlePoint {
   settleSlices: number[];
   window?: WindowFigures;
   quiet?: QuietFigures;
+  /**
+   * After the windows, one VirtualCluster annotated (a change it must be synced for): the
+   * virtualcluster/sync requests that followed within 5 s of the first, and their mean size.
+   * The request size when a quiet cluster syncs no VirtualCluster at all.
+   */
+  probe?: { syncs: number; meanBytes: number } | { error: string };
   stored?: StoredSizes;
   attribution?: Attribution;
   /** The hook server's code as it ran: uncommitted changes under hooks/ at the point's start. */
@@ -657,7 +663,7 @@ async function measureWindow(
     ),
     cellSyncsPerCellPerMinute: round((calls.ok['cell/sync'] ?? 0) / minutes, 2),
     planSyncsPerMinute: round((calls.ok['plan/sync'] ?? 0) / minutes, 2),
-    bytesPerVirtualClusterSync: vcSync?.count ? Math.round(vcSync.sum / vcSync.count) : 0,
+    ...(vcSync?.count ? { bytesPerVirtualClusterSync: Math.round(vcSync.sum / vcSync.count) } : {}),
     bytesPerCellSync: cellSync?.count ? Math.round(cellSync.sum / cellSync.count) : 0,
     perController: perControllerOf(diff, minutes),
     hookCallsPerMinute: perMinute,
@@ -744,6 +750,37 @@ async function measureQuiet(
   return { from, to };
 }
 
+/** Annotates one VirtualCluster and measures the virtualcluster/sync requests that follow. */
+async function probeSync(context: PointContext): Promise<IdlePointResult['probe']> {
+  const { stack, client } = context;
+  const metricsUrl = `${stack.hookServerUrl}/metrics`;
+  const vcSyncs = (samples: Sample[]) => okCalls(samples, 'virtualcluster', 'sync');
+  try {
+    const before = await scrape(metricsUrl);
+    await client.patch(
+      resourcePath({
+        apiVersion: 'kubecell.io/v1alpha1',
+        resource: 'virtualclusters',
+        namespace: namespaceName(0),
+        name: VC_NAME,
+      }),
+      { metadata: { annotations: { 'bench.kubecell.io/probe': new Date().toISOString() } } },
+      USER_FIELD_MANAGER,
+    );
+    await until('a VirtualCluster sync after the probe', 120_000, 500, async () =>
+      vcSyncs(await scrape(metricsUrl)) > vcSyncs(before) ? true : undefined,
+    );
+    await sleep(5000);
+    const bytes = requestBytesOf(difference(before, await scrape(metricsUrl))).get(
+      'virtualcluster/sync',
+    );
+    if (!bytes?.count) return { error: 'no request size recorded' };
+    return { syncs: bytes.count, meanBytes: Math.round(bytes.sum / bytes.count) };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
 async function runPoint(
   point: IdlePoint,
   options: IdleOptions,
@@ -809,6 +846,7 @@ async function runPoint(
     const window = await measureWindow(context, point, options, result);
     result.stored = await storedSizes(connection, client, point.nodes);
     const quiet = await measureQuiet(context, point, options, result);
+    result.probe = await probeSync(context);
     const vcSyncs = hookCallLines(stack.hookServer.logFile, window.logFrom).filter(
       (call) => call.controller === 'virtualcluster' && call.hook === 'sync',
     );
@@ -841,11 +879,12 @@ function summary(point: IdlePointResult): string {
   const w = point.window;
   if (!w)
     return `${point.nodes} Nodes, ${point.virtualClusters} VCs: ${point.error ?? 'no window'}`;
-  const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+  const kb = (bytes: number) => (Number.isNaN(bytes) ? '–' : `${(bytes / 1024).toFixed(1)} KiB`);
   return (
     `${point.nodes} Nodes, ${point.virtualClusters} VCs: ` +
     `${w.virtualClusterSyncsPerVirtualClusterPerMinute} VC syncs/VC/min (goal ≤ 0.5), ` +
-    `${kb(w.bytesPerVirtualClusterSync)} per VC sync request (goal ≤ 64 KiB), ` +
+    `${kb(w.bytesPerVirtualClusterSync ?? NaN)} per VC sync request in the window (goal ≤ 64 KiB), ` +
+    `${point.probe && 'meanBytes' in point.probe ? kb(point.probe.meanBytes) : '–'} after an annotation, ` +
     `${w.cellSyncsPerCellPerMinute} Cell syncs/min (goal ≤ 2), ` +
     `stored Cell ${kb(point.stored?.cellBytes ?? NaN)} = ${((point.stored?.cellBytesPerNode ?? NaN) / 1024).toFixed(2)} KiB per Node (goal ≤ 0.4), ` +
     `${point.settled ? 'settled' : 'NOT settled'}, point took ${(point.seconds.total / 60).toFixed(1)} min`
