@@ -22,9 +22,10 @@ export interface CellControllerConfig {
   cniDaemonSet: NamespacedName;
   topolvmNodeDaemonSet: NamespacedName;
   /**
-   * Longest a Cell goes without a sync (resyncAfterSeconds; metacontroller/cell.yaml's
-   * resyncPeriodSeconds is the same). A sync rewrites the status only when something in it
-   * changed, or when the heartbeat (heartbeat.ts, every 300 s) falls due, which it also schedules.
+   * Longest a Cell goes without a sync: metacontroller/cell.yaml's resyncPeriodSeconds, which
+   * must be the same. A sync rewrites the status only when something in it changed, or when the
+   * heartbeat (heartbeat.ts, every 300 s) falls due; a heartbeat due sooner than this asks for
+   * its own sync (resyncAfterSeconds).
    */
   resyncSeconds: number;
 }

@@ -18,7 +18,10 @@ export function syncCell(
   now: Date,
 ): CompositeSyncResponse {
   const { status, resyncAfterSeconds } = reportOn(request, config, now);
-  return { status, children: [], resyncAfterSeconds };
+  // metacontroller/cell.yaml's resyncPeriodSeconds already syncs every Cell that often; a second
+  // timer would double the idle syncs. Only a heartbeat due sooner asks for its own.
+  const sooner = resyncAfterSeconds < config.resyncSeconds;
+  return { status, children: [], ...(sooner ? { resyncAfterSeconds } : {}) };
 }
 
 /**
