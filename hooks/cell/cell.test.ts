@@ -244,6 +244,22 @@ describe('Cell finalize', () => {
     });
   });
 
+  it('names at most ten VirtualClusters in InUse: the Cell stays small whatever uses it', () => {
+    const users = Array.from({ length: 25 }, (_, i) =>
+      resolvedVirtualCluster(`vc${String(i).padStart(2, '0')}`, `tenant-${i}`, {}),
+    );
+    const response = finalizeCell(
+      syncRequest(deleting(), relatedOf([...healthy(), ...users]), true),
+      config,
+      NOW,
+    );
+    const status = response.status as CellStatus;
+    const message = condition(status, 'InUse')?.message ?? '';
+    expect(message.split(', ')).to.have.length(10);
+    expect(message).to.match(/ and 15 more$/);
+    expect(status.resolvedBy).to.equal(25);
+  });
+
   it('finishes when no VirtualCluster resolves to it', () => {
     const response = finalizeCell(syncRequest(deleting(), relatedOf(healthy()), true), config, NOW);
     expect(response.finalized).to.equal(true);

@@ -239,7 +239,17 @@ export function inUseCondition(resolvedBy: readonly string[] | undefined): Condi
         'InUse',
         true,
         REASONS.VirtualClustersResolved,
-        `resolved by: ${resolvedBy.join(', ')}`,
+        `resolved by: ${namedFew(resolvedBy)}`,
       )
     : verdict('InUse', false, REASONS.NoVirtualClusters, 'no VirtualCluster resolves to this Cell');
+}
+
+/** Most names a condition message lists: every VirtualCluster receives the Cell, whatever its size. */
+const MAX_NAMED = 10;
+
+/** `a, b, c` or, past MAX_NAMED, the first ten and `and N more` (status.resolvedBy counts them). */
+function namedFew(names: readonly string[]): string {
+  const shown = names.slice(0, MAX_NAMED).join(', ');
+  const more = names.length - MAX_NAMED;
+  return more > 0 ? `${shown} and ${more} more` : shown;
 }
