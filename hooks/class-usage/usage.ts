@@ -19,8 +19,11 @@ import { LABELS } from '../kube/labels.js';
 import { TYPE_KEYS } from '../kube/objects.js';
 import { listObjects, type ObjectMap } from '../metacontroller/protocol.js';
 
-/** The schema lists at most this many VirtualClusters; `count` is always the full number. */
-export const MAX_LISTED_VIRTUALCLUSTERS = 1000;
+/**
+ * The schema lists at most this many VirtualClusters; `count` is always the full number. Every
+ * VirtualCluster relates to its class, so the class must not grow with them (issue 14).
+ */
+export const MAX_LISTED_VIRTUALCLUSTERS = 10;
 
 /** Whether a VirtualCluster is resolved to this very class. */
 export function isResolvedTo(vc: VirtualCluster, klass: VirtualNodeClass): boolean {

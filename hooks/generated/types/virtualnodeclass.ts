@@ -44,9 +44,9 @@ export interface VirtualNodeClassUsage {
  */
 count?: number
 /**
- * The VirtualClusters resolved to this class, by namespace and name (at most 1000 are listed; count is always the full number).
+ * The first 10 VirtualClusters resolved to this class, by namespace and name (count is always the full number; `kubectl get virtualclusters -A -l kubecell.io/class=<class>` lists them all). Kept short because every VirtualCluster of the class receives the class in its sync requests.
  * 
- * @maxItems 1000
+ * @maxItems 10
  */
 virtualClusters?: VirtualClusterName[]
 }
