@@ -54,6 +54,7 @@ import {
 } from './metacontroller.js';
 import { ChangeLog, attribute, hookCallLines, type Attribution } from './idle-changes.js';
 import { REPO_ROOT } from './processes.js';
+import { cellObject, classObject, virtualClusterObject, type BenchWorldNames } from './world.js';
 
 export interface IdlePoint {
   nodes: number;
@@ -240,35 +241,14 @@ export const QUIET_DRAIN_MAX_SECONDS = 90;
 /** The figures of one label (`before`, `after`) of the idle part in results.json. */
 export type IdleResults = Record<string, IdleResult>;
 
-function cellObject(): KubeObject {
-  return {
-    apiVersion: 'kubecell.io/v1alpha1',
-    kind: 'Cell',
-    metadata: { name: CELL, namespace: CELL_NAMESPACE },
-    spec: { managedClusterRef: { name: CELL }, machineProfile: { name: PROFILE } },
-  } as KubeObject;
-}
-
-function classObject(): KubeObject {
-  return {
-    apiVersion: 'kubecell.io/v1alpha1',
-    kind: 'VirtualNodeClass',
-    metadata: { name: CLASS },
-    spec: {
-      entitlement: { workloadHard: CLASS_ENTITLEMENT },
-      storageClassName: 'topolvm-provisioner',
-    },
-  } as KubeObject;
-}
-
-function virtualClusterObject(namespace: string): KubeObject {
-  return {
-    apiVersion: 'kubecell.io/v1alpha1',
-    kind: 'VirtualCluster',
-    metadata: { name: VC_NAME, namespace },
-    spec: { cellRef: { name: CELL }, classRef: { name: CLASS } },
-  } as KubeObject;
-}
+const WORLD: BenchWorldNames = {
+  cellNamespace: CELL_NAMESPACE,
+  cell: CELL,
+  profile: PROFILE,
+  klass: CLASS,
+  entitlement: CLASS_ENTITLEMENT,
+  virtualCluster: VC_NAME,
+};
 
 function namespaceName(index: number): string {
   return `idle-${String(index).padStart(3, '0')}`;
@@ -486,8 +466,8 @@ async function buildWorld(
   const { client, simulation, stack } = context;
   const log = (line: string) => options.log(`  ${line}`);
   const cellStart = Date.now();
-  await client.apply(cellObject(), USER_FIELD_MANAGER);
-  await client.apply(classObject(), USER_FIELD_MANAGER);
+  await client.apply(cellObject(WORLD), USER_FIELD_MANAGER);
+  await client.apply(classObject(WORLD), USER_FIELD_MANAGER);
   await simulation.syncCells();
   log(`${point.nodes} Nodes registered (${((Date.now() - cellStart) / 1000).toFixed(1)} s)`);
   const cellPath = resourcePath({
@@ -526,7 +506,7 @@ async function buildWorld(
   for (const namespace of namespaces) {
     await client.create(
       resourcePath({ apiVersion: 'kubecell.io/v1alpha1', resource: 'virtualclusters', namespace }),
-      virtualClusterObject(namespace),
+      virtualClusterObject(WORLD, namespace),
       USER_FIELD_MANAGER,
     );
   }

@@ -38,6 +38,7 @@ import {
   type Simulation,
 } from '../test/simulate/index.js';
 import { cpuMsOf } from './processes.js';
+import { cellObject, classObject, virtualClusterObject, type BenchWorldNames } from './world.js';
 
 export interface FlagSet {
   name: string;
@@ -413,35 +414,14 @@ export async function until<T>(
   }
 }
 
-function cellObject(): KubeObject {
-  return {
-    apiVersion: 'kubecell.io/v1alpha1',
-    kind: 'Cell',
-    metadata: { name: CELL, namespace: CELL_NAMESPACE },
-    spec: { managedClusterRef: { name: CELL }, machineProfile: { name: PROFILE } },
-  } as KubeObject;
-}
-
-function classObject(): KubeObject {
-  return {
-    apiVersion: 'kubecell.io/v1alpha1',
-    kind: 'VirtualNodeClass',
-    metadata: { name: CLASS },
-    spec: {
-      entitlement: { workloadHard: CLASS_ENTITLEMENT },
-      storageClassName: 'topolvm-provisioner',
-    },
-  } as KubeObject;
-}
-
-function virtualClusterObject(namespace: string): KubeObject {
-  return {
-    apiVersion: 'kubecell.io/v1alpha1',
-    kind: 'VirtualCluster',
-    metadata: { name: VC_NAME, namespace },
-    spec: { cellRef: { name: CELL }, classRef: { name: CLASS } },
-  } as KubeObject;
-}
+const WORLD: BenchWorldNames = {
+  cellNamespace: CELL_NAMESPACE,
+  cell: CELL,
+  profile: PROFILE,
+  klass: CLASS,
+  entitlement: CLASS_ENTITLEMENT,
+  virtualCluster: VC_NAME,
+};
 
 interface StatusLike {
   status?: { phase?: string; conditions?: { type: string; reason?: string }[] };
@@ -597,7 +577,7 @@ async function runWave(
         resource: 'virtualclusters',
         namespace,
       }),
-      virtualClusterObject(namespace),
+      virtualClusterObject(WORLD, namespace),
       USER_FIELD_MANAGER,
     );
     timeline.appliedAt = Date.now();
@@ -777,8 +757,8 @@ async function runFlagSet(
       2,
     );
     const cellStart = Date.now();
-    await client.apply(cellObject(), USER_FIELD_MANAGER);
-    await client.apply(classObject(), USER_FIELD_MANAGER);
+    await client.apply(cellObject(WORLD), USER_FIELD_MANAGER);
+    await client.apply(classObject(WORLD), USER_FIELD_MANAGER);
     await simulation.syncCells();
     const cellPath = resourcePath({
       apiVersion: 'kubecell.io/v1alpha1',
