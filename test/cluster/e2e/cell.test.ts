@@ -361,6 +361,36 @@ describe('e2e: Cell through Metacontroller', function () {
     expect(statusOf(accepted).managedCluster?.uid).to.equal(newUid);
   });
 
+  /** A Ready Cell of `world`, and k3k played for the clusters of `hostNamespace`. */
+  async function readyCellWithK3k(world: CellWorld, hostNamespace: string): Promise<K3kSimulator> {
+    const k3k = new K3kSimulator(client, {
+      filter: (cluster) => cluster.metadata.namespace === hostNamespace,
+    });
+    k3k.start();
+    await standUpCellWorld(client, world);
+    renewers.push(startRenewing(client, world.managedCluster, 60, 20_000));
+    await newReadyCell(world);
+    return k3k;
+  }
+
+  async function applyVirtualCluster(
+    name: string,
+    namespace: string,
+    cell: string,
+    className: string,
+  ): Promise<void> {
+    await apply(
+      stack,
+      {
+        apiVersion: 'kubecell.io/v1alpha1',
+        kind: 'VirtualCluster',
+        metadata: { name, namespace },
+        spec: { cellRef: { name: cell }, classRef: { name: className } },
+      },
+      'e2e-tenant',
+    );
+  }
+
   describe('deletion while a VirtualCluster resolves the Cell', function () {
     const world = cellWorld('e2e-cell-inuse');
     const hostNamespace = uniqueName('e2e-cell-tenant');
@@ -369,13 +399,7 @@ describe('e2e: Cell through Metacontroller', function () {
     let k3k: K3kSimulator;
 
     before(async function () {
-      k3k = new K3kSimulator(client, {
-        filter: (cluster) => cluster.metadata.namespace === hostNamespace,
-      });
-      k3k.start();
-      await standUpCellWorld(client, world);
-      renewers.push(startRenewing(client, world.managedCluster, 60, 20_000));
-      await newReadyCell(world);
+      k3k = await readyCellWithK3k(world, hostNamespace);
       await apply(
         stack,
         classManifest(className, {
@@ -394,16 +418,7 @@ describe('e2e: Cell through Metacontroller', function () {
     });
 
     it('a VirtualCluster resolved to the Cell shows in its status and columns', async function () {
-      await apply(
-        stack,
-        {
-          apiVersion: 'kubecell.io/v1alpha1',
-          kind: 'VirtualCluster',
-          metadata: { name: vcName, namespace: hostNamespace },
-          spec: { cellRef: { name: world.cell }, classRef: { name: className } },
-        },
-        'e2e-tenant',
-      );
+      await applyVirtualCluster(vcName, hostNamespace, world.cell, className);
       const vc = await eventually(stack, `${hostNamespace}/${vcName} resolved`, async () => {
         const object = await getObject(stack, 'virtualclusters.kubecell.io', vcName, hostNamespace);
         const resolved = (object?.status as { resolved?: { cell?: { name?: string } } })?.resolved;
@@ -495,25 +510,10 @@ describe('e2e: Cell through Metacontroller', function () {
     let k3k: K3kSimulator;
 
     before(async function () {
-      k3k = new K3kSimulator(client, {
-        filter: (cluster) => cluster.metadata.namespace === hostNamespace,
-      });
-      k3k.start();
-      await standUpCellWorld(client, world);
-      renewers.push(startRenewing(client, world.managedCluster, 60, 20_000));
-      await newReadyCell(world);
+      k3k = await readyCellWithK3k(world, hostNamespace);
       await apply(stack, classManifest(className, { 'requests.cpu': '2' }), 'e2e-platform');
       await createHostNamespace(stack, hostNamespace);
-      await apply(
-        stack,
-        {
-          apiVersion: 'kubecell.io/v1alpha1',
-          kind: 'VirtualCluster',
-          metadata: { name: vcName, namespace: hostNamespace },
-          spec: { cellRef: { name: world.cell }, classRef: { name: className } },
-        },
-        'e2e-tenant',
-      );
+      await applyVirtualCluster(vcName, hostNamespace, world.cell, className);
       await eventually(stack, `${world.cell} InUse`, async () => {
         const object = await getCell(stack, world.cell);
         return conditionOf(object, 'InUse')?.status === 'True'
