@@ -1,0 +1,49 @@
+/**
+ * What the hub and a remote Cell's cluster agree on (decision D34): the names of the
+ * ManifestWorks the hub writes into the ManagedCluster's namespace, the objects the KubeCell
+ * cell agent keeps on the managed cluster, and the feedback names through which OCM's work
+ * agent carries their values back. The hub never connects to a managed cluster's apiserver:
+ * everything it learns about one arrives as ManifestWork status feedback.
+ */
+
+/** The ManifestWork (in the ManagedCluster's hub namespace) that installs the cell agent. */
+export const AGENT_WORK_NAME = 'kubecell-cell-agent';
+
+/** Namespace of the cell agent and its reports on the managed cluster. */
+export const AGENT_NAMESPACE = 'kubecell-system';
+
+/** The agent's ServiceAccount, Deployment and RBAC objects on the managed cluster. */
+export const AGENT_NAME = 'kubecell-cell-agent';
+
+/** ConfigMap (in AGENT_NAMESPACE) holding the hub's public sealing key for the agent. */
+export const SEALING_PUBLIC_KEY_CONFIGMAP = 'kubecell-sealing-public-key';
+export const SEALING_PUBLIC_KEY_KEY = 'public-key.pem';
+
+/** ConfigMap (in AGENT_NAMESPACE) where the agent reports one machine profile's inventory. */
+export function reportConfigMapName(machineProfile: string): string {
+  return `kubecell-cell-report-${machineProfile}`;
+}
+/** Data key of the report (a JSON CellReport) in that ConfigMap. */
+export const REPORT_KEY = 'report';
+
+/** The ManifestWork (in the ManagedCluster's hub namespace) carrying one VirtualCluster. */
+export function virtualClusterWorkName(virtualClusterUid: string): string {
+  return `kubecell-vc-${virtualClusterUid}`;
+}
+
+/** ConfigMap (in the host namespace) where the agent seals a VirtualCluster's k3k kubeconfig. */
+export function sealedKubeconfigConfigMapName(virtualClusterName: string): string {
+  return `kubecell-${virtualClusterName}-sealed-kubeconfig`;
+}
+/** Data key of the sealed kubeconfig in that ConfigMap. */
+export const SEALED_KUBECONFIG_KEY = 'sealed';
+
+/** Status feedback names (ManifestWork status.resourceStatus.manifests[].statusFeedback). */
+export const FEEDBACK = {
+  /** The report ConfigMap's data.report (String). */
+  report: 'report',
+  /** The sealed-kubeconfig ConfigMap's data.sealed (String). */
+  sealedKubeconfig: 'sealedKubeconfig',
+  /** The API Service's spec.ports[0].nodePort (Integer). */
+  nodePort: 'nodePort',
+} as const;
