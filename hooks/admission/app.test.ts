@@ -303,6 +303,38 @@ describe('admission webhook (hooks/admission)', () => {
         expect(response.allowed, response.status?.message).to.equal(true);
       });
 
+      it('denies a delivery change while a VirtualCluster has resolved the Cell (absent = Local)', async () => {
+        const h = harness(
+          fakeLookup({ virtualClusters: [resolvedVc('team-a', 'tenant-a', 'cell1', 'cell1-uid')] }),
+        );
+        const remote = cell();
+        spec(remote).delivery = 'ManifestWork';
+        expect(await denial(h, admissionReview('UPDATE', remote, cell()))).to.equal(
+          'Cell.kubecell.io "cell1" is invalid: ' +
+            'spec.delivery: Invalid value: "ManifestWork": field is immutable while ' +
+            'VirtualClusters are placed on this Cell (tenant-a/team-a); it was ' +
+            '"Local" when they were resolved: delete those VirtualClusters first, or create another Cell',
+        );
+      });
+
+      it('allows writing out the default delivery, and changing it while nothing resolved the Cell', async () => {
+        const inUse = harness(
+          fakeLookup({ virtualClusters: [resolvedVc('team-a', 'tenant-a', 'cell1', 'cell1-uid')] }),
+        );
+        const local = cell();
+        spec(local).delivery = 'Local';
+        const same = await review(inUse, 'validate', admissionReview('UPDATE', local, cell()));
+        expect(same.allowed, same.status?.message).to.equal(true);
+        const remote = cell();
+        spec(remote).delivery = 'ManifestWork';
+        const unused = await review(
+          harness(fakeLookup({ virtualClusters: [resolvedVc('team-b', 'tenant-b', 'cell2')] })),
+          'validate',
+          admissionReview('UPDATE', remote, cell()),
+        );
+        expect(unused.allowed, unused.status?.message).to.equal(true);
+      });
+
       it('reads nothing when the frozen fields do not change', async () => {
         let calls = 0;
         const lookup: ClusterLookup = {

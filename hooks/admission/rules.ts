@@ -6,8 +6,8 @@
  * through a `ClusterLookup`.
  *
  *   - A Cell lives only in the controller namespace.
- *   - A Cell's spec.managedClusterRef.name and spec.machineProfile.name are immutable while a
- *     VirtualCluster has resolved the Cell (found by label kubecell.io/cell, confirmed by its
+ *   - A Cell's spec.managedClusterRef.name, spec.machineProfile.name and spec.delivery (absent
+ *     means Local) are immutable while a VirtualCluster has resolved the Cell (found by label kubecell.io/cell, confirmed by its
  *     status.resolved.cell).
  *   - VirtualClusters and VirtualClusterPlans are created only in namespaces labelled
  *     kubecell.io/host-namespace=true.
@@ -210,18 +210,28 @@ export function namespaceNotAllowedError(
 }
 
 /** The Cell fields that are frozen once a VirtualCluster resolved the Cell. */
-const FROZEN_CELL_FIELDS = [
+const FROZEN_CELL_FIELDS: ReadonlyArray<FrozenField> = [
   { field: 'spec.managedClusterRef.name', path: ['spec', 'managedClusterRef', 'name'] },
   { field: 'spec.machineProfile.name', path: ['spec', 'machineProfile', 'name'] },
-] as const;
+  // Absent means the schema's default: writing the default out is no change.
+  { field: 'spec.delivery', path: ['spec', 'delivery'], absent: 'Local' },
+];
+
+interface FrozenField {
+  field: string;
+  path: readonly string[];
+  /** The value an absent field stands for (its schema default). */
+  absent?: string;
+}
+
+function frozenValue(object: unknown, { path, absent }: FrozenField): unknown {
+  return pathValue(object, ...path) ?? absent;
+}
 
 /** The frozen Cell fields an update changes. */
-export function changedFrozenCellFields(
-  cell: unknown,
-  oldCell: unknown,
-): Array<(typeof FROZEN_CELL_FIELDS)[number]> {
+export function changedFrozenCellFields(cell: unknown, oldCell: unknown): FrozenField[] {
   return FROZEN_CELL_FIELDS.filter(
-    ({ path }) => pathValue(cell, ...path) !== pathValue(oldCell, ...path),
+    (frozen) => frozenValue(cell, frozen) !== frozenValue(oldCell, frozen),
   );
 }
 
@@ -240,14 +250,14 @@ export function cellInUseErrors(
 ): FieldError[] {
   if (resolvers.length === 0) return [];
   const names = resolvers.map((vc) => `${vc.metadata.namespace ?? ''}/${vc.metadata.name}`).sort();
-  return changedFrozenCellFields(cell, oldCell).map(({ field, path }) =>
+  return changedFrozenCellFields(cell, oldCell).map((frozen) =>
     fieldError(
-      field,
+      frozen.field,
       'Invalid value',
       `field is immutable while VirtualClusters are placed on this Cell (${named(names)}); it was ` +
-        `${JSON.stringify(pathValue(oldCell, ...path))} when they were resolved: delete those ` +
+        `${JSON.stringify(frozenValue(oldCell, frozen))} when they were resolved: delete those ` +
         `VirtualClusters first, or create another Cell`,
-      { value: pathValue(cell, ...path) },
+      { value: frozenValue(cell, frozen) },
     ),
   );
 }

@@ -25,6 +25,10 @@ managedClusterRef: LocalObjectReference
  */
 machineProfile: MachineProfile
 /**
+ * How the VirtualClusters placed on this Cell reach its cluster (decision D34). Local (the default): the ManagedCluster is the hub itself (a self-managed cluster); every child of a VirtualCluster is rendered on the hub, and the Cell counts its inventory from the hub's own Nodes, pods, Services and TopoLVM annotations. ManifestWork: the ManagedCluster is another cluster; the hub never connects to its apiserver. The children and the KubeCell cell agent are delivered to it as OCM ManifestWorks in the hub namespace named after the ManagedCluster, and the Cell's Nodes, inventory, storage, NodePorts and provider baseline come from the report the agent writes there, fed back through the ManifestWork kubecell-cell-agent. The admission webhook makes this field immutable once any VirtualCluster has resolved the Cell.
+ */
+delivery?: ("Local" | "ManifestWork")
+/**
  * Which host namespaces may place VirtualClusters (and VirtualClusterPlans) on this Cell. Absent: every host namespace may (the behaviour of Cells written before this field existed). When set, a namespace whose labels the selector does not select is refused: by the admission webhook when a VirtualCluster or plan naming the Cell is created, and by the feasibility evaluation (check NamespaceAllowed, reason NamespaceNotAllowed), which also holds when the webhook is bypassed. Select by name with the label kubernetes.io/metadata.name, which every Namespace carries. Changing the selector affects new placements only: VirtualClusters already resolved to the Cell keep running.
  */
 namespaceSelector?: NamespaceSelector
