@@ -34,7 +34,7 @@ export interface VirtualClusterStatus {
  */
 observedGeneration?: number
 /**
- * Pending: the feasibility evaluation has not accepted the placement yet (see feasibilityChecks). Provisioning: accepted and resolved, children are being created. Ready: the k3k Cluster is ready, the NodePort is allocated, the kubeconfig is published and the quota is in place. Degraded: the Cell lost liveness or an inventory source is gone; the cluster is left as it is. Deleting: the VirtualCluster is being deleted and its children removed (see cleanup). Failed: terminal, an operator must act (e.g. the namespace already hosts another VirtualCluster, or the resolved Cell's ManagedCluster was replaced); re-applying the object does not clear it.
+ * Pending: the feasibility evaluation has not accepted the placement yet (see feasibilityChecks). Provisioning: accepted and resolved, children are being created (on a ManifestWork Cell: its ManifestWork is being applied on the managed cluster, and the NodePort and sealed kubeconfig are awaited through its status feedback). Ready: the k3k Cluster is ready, the NodePort is allocated, the kubeconfig is published and the quota is in place. Degraded: the Cell lost liveness or an inventory source is gone; the cluster is left as it is. Deleting: the VirtualCluster is being deleted and its children removed (see cleanup). Failed: terminal, an operator must act (e.g. the namespace already hosts another VirtualCluster, or the resolved Cell's ManagedCluster was replaced); re-applying the object does not clear it.
  */
 phase?: ("Pending" | "Provisioning" | "Ready" | "Degraded" | "Deleting" | "Failed")
 resolved?: ResolvedPlacement
@@ -54,7 +54,7 @@ host?: VirtualClusterHostStatus
  */
 cleanup?: TypedObjectReference[]
 /**
- * Current conditions of the VirtualCluster. Types: Feasible (the feasibility evaluation accepted the placement), Resolved (status.resolved is written), ChildrenApplied (every child was applied), K3kReady (the k3k Cluster reports ready), KubeconfigPublished (the kubeconfig Secret exists with the rewritten server), CellLive (the resolved Cell's lease is fresh), Ready (the k3k Cluster is ready, the NodePort is allocated, the kubeconfig is published and the quota is in place).
+ * Current conditions of the VirtualCluster. Types: Feasible (the feasibility evaluation accepted the placement), Resolved (status.resolved is written), ChildrenApplied (every child was applied; on a ManifestWork Cell, its ManifestWork is Applied too), K3kReady (the k3k Cluster reports ready; on a ManifestWork Cell, whose k3k status is not fed back, the work is Available and k3k's admin kubeconfig came back sealed), KubeconfigPublished (the kubeconfig Secret exists with the rewritten server), CellLive (the resolved Cell's lease is fresh), Ready (the k3k Cluster is ready, the NodePort is allocated, the kubeconfig is published and the quota is in place).
  * 
  * @maxItems 16
  */
@@ -99,6 +99,10 @@ managedClusterName: string
  * The Cell's machine profile: the k3k Cluster's nodeSelector is kubecell.io/machine-profile=<name>.
  */
 machineProfile: MachineProfile
+/**
+ * The Cell's spec.delivery when the placement was accepted (decision D34); absent (a snapshot written before the field existed, or a Cell without it) means Local. Local: the children are rendered on the hub. ManifestWork: the host Namespace, quota, LimitRange, k3k Cluster and API Service reach the ManagedCluster in the ManifestWork kubecell-vc-<uid> in the hub namespace named after it; the VirtualCluster reads that work's status (conditions and fed-back NodePort and sealed kubeconfig), and only the kubeconfig Secret is rendered on the hub.
+ */
+delivery?: ("Local" | "ManifestWork")
 }
 /**
  * The VirtualNodeClass as it was when the placement was accepted.
