@@ -1,0 +1,189 @@
+/**
+ * The cell agent's report (decision D34): what the agent on a managed cluster observed for one
+ * machine profile, in the parts of a Cell's status the Cell controller computes from Nodes, pods,
+ * Services, PersistentVolumes and the provider baseline when they are on the hub. The agent writes
+ * it into ConfigMap kubecell-cell-report-<profile> (contract.ts), OCM's work agent feeds it back
+ * as a String, and the hub's Cell controller adds what only the hub knows (the VirtualClusters'
+ * committed entitlements, the declared devices) to make the Cell's inventory.
+ *
+ * The serialised form is stable (keys sorted at every level, no whitespace): the same report is
+ * the same bytes, so the agent can tell a changed report from an unchanged one by its text, and
+ * an unchanged report never rewrites its ConfigMap nor the ManifestWork's status.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv, type ErrorObject } from 'ajv';
+import type {
+  CellNodeAddress,
+  CellNodeCount,
+  CellNodePortStatus,
+  CellNotReadyNode,
+  CellProviderStatus,
+  CellStorageInventory,
+} from '../generated/types/index.js';
+import { isJsonObject, jsonTypeOf, keySegment, summarizeProblems } from '../json/json.js';
+
+export const CELL_REPORT_VERSION = 1;
+
+/** Sums for one resource over the profile's Ready Nodes, as Kubernetes quantities. */
+export interface ReportedResource {
+  /** Sum of the Nodes' capacity. */
+  capacity: string;
+  /** Sum of the Nodes' allocatable. */
+  allocatable: string;
+  /** Requests of the non-terminal pods bound to the Nodes (running or not yet). */
+  requested: string;
+  /** Requests of host-namespace pods no Node runs yet (status.inventory[].pending). */
+  pending: string;
+}
+
+export interface CellReport {
+  version: typeof CELL_REPORT_VERSION;
+  /** The machine profile (kubecell.io/machine-profile label value) the report is about. */
+  machineProfile: string;
+  /** When the agent observed what it reports (RFC 3339, UTC, seconds). */
+  observedAt: string;
+  nodeCount: CellNodeCount;
+  notReadyNodes: CellNotReadyNode[];
+  nodeAddresses: CellNodeAddress[];
+  /** Per resource name, the sums over the Ready profile Nodes and the unscheduled demand. */
+  resources: Record<string, ReportedResource>;
+  storageInventory: CellStorageInventory;
+  nodePorts: CellNodePortStatus;
+  provider: CellProviderStatus;
+}
+
+/** The same schema the Cell's status parts have in the CRD, so a report fits the status. */
+function statusParts(): Record<string, Record<string, unknown>> {
+  const url = new URL('../generated/schemas/cell.json', import.meta.url);
+  const cell = JSON.parse(readFileSync(url, 'utf8')) as {
+    properties: { status: { properties: Record<string, Record<string, unknown>> } };
+  };
+  return cell.properties.status.properties;
+}
+
+function reportSchema(): Record<string, unknown> {
+  const status = statusParts();
+  const inventory = status['inventory'] as {
+    maxProperties: number;
+    additionalProperties: { properties: { capacity: Record<string, unknown> } };
+  };
+  const quantity = { ...inventory.additionalProperties.properties.capacity, type: 'string' };
+  delete quantity['anyOf'];
+  const parts = [
+    'nodeCount',
+    'notReadyNodes',
+    'nodeAddresses',
+    'storageInventory',
+    'nodePorts',
+    'provider',
+  ] as const;
+  const resourceFields = ['capacity', 'allocatable', 'requested', 'pending'];
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['version', 'machineProfile', 'observedAt', 'resources', ...parts],
+    properties: {
+      version: { const: CELL_REPORT_VERSION },
+      machineProfile: { type: 'string', minLength: 1, maxLength: 63 },
+      observedAt: { type: 'string', maxLength: 64, timestamp: true },
+      resources: {
+        type: 'object',
+        maxProperties: inventory.maxProperties,
+        additionalProperties: {
+          type: 'object',
+          additionalProperties: false,
+          required: resourceFields,
+          properties: Object.fromEntries(resourceFields.map((field) => [field, quantity])),
+        },
+      },
+      ...Object.fromEntries(parts.map((part) => [part, status[part]])),
+    },
+  };
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
+// The CRD's integer formats; the schema's minimum and the JSON number already bound them.
+ajv.addFormat('int32', true);
+ajv.addFormat('int64', true);
+ajv.addKeyword({
+  keyword: 'timestamp',
+  errors: false,
+  validate: (_schema: unknown, value: unknown) =>
+    typeof value === 'string' &&
+    /^\d{4}-\d\d-\d\dT/.test(value) &&
+    !Number.isNaN(Date.parse(value)),
+});
+const validateReport = ajv.compile<CellReport>(reportSchema());
+
+/** A report text that is not a CellReport; the message names every bad field (bounded). */
+export class CellReportError extends Error {
+  override name = 'CellReportError';
+  constructor(readonly problems: string[]) {
+    super(`not a cell agent report: ${summarizeProblems(problems)}`);
+  }
+}
+
+/** Parses and checks a report's text; throws a CellReportError naming the bad fields. */
+export function parseCellReport(text: string): CellReport {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new CellReportError([`report: not JSON (${text.length} characters)`]);
+  }
+  if (!isJsonObject(value))
+    throw new CellReportError([`report: must be an object, got ${jsonTypeOf(value)}`]);
+  if (validateReport(value)) return value;
+  throw new CellReportError((validateReport.errors ?? []).map(describe));
+}
+
+function describe(error: ErrorObject): string {
+  const path = `report${fieldPath(error)}`;
+  if (error.keyword === 'required')
+    return `${path}.${String(error.params['missingProperty'])}: is required`;
+  if (error.keyword === 'additionalProperties')
+    return `${path}${keySegment(String(error.params['additionalProperty']))}: is not a report field`;
+  if (error.keyword === 'timestamp') return `${path}: must be an RFC 3339 time`;
+  if (error.keyword === 'pattern') return `${path}: must be a quantity such as 4, 500m or 16Gi`;
+  if (error.keyword === 'type')
+    return `${path}: must be ${String(error.params['type'])}, got ${jsonTypeOf(error.data)}`;
+  return `${path}: ${error.message ?? 'is invalid'}`;
+}
+
+/** `/resources/nvidia.com~1gpu/capacity` → `.resources["nvidia.com/gpu"].capacity`. */
+function fieldPath(error: ErrorObject): string {
+  return error.instancePath
+    .split('/')
+    .slice(1)
+    .map((raw) => raw.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .map((step) =>
+      /^\d+$/.test(step)
+        ? `[${step}]`
+        : /^[A-Za-z][A-Za-z0-9]*$/.test(step)
+          ? `.${step}`
+          : keySegment(step),
+    )
+    .join('');
+}
+
+/** The report's text: JSON with keys sorted at every level, no whitespace (stable bytes). */
+export function serializeCellReport(report: CellReport): string {
+  return JSON.stringify(sortedKeys(report));
+}
+
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (!isJsonObject(value)) return value;
+  const sorted: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    if (value[key] !== undefined) sorted[key] = sortedKeys(value[key]);
+  }
+  return sorted;
+}
+
+/** Whether two reports say the same, their observation time aside. */
+export function sameReportContent(a: CellReport, b: CellReport): boolean {
+  return (
+    serializeCellReport({ ...a, observedAt: '' }) === serializeCellReport({ ...b, observedAt: '' })
+  );
+}
