@@ -67,7 +67,11 @@ function reportSchema(): Record<string, unknown> {
     maxProperties: number;
     additionalProperties: { properties: { capacity: Record<string, unknown> } };
   };
-  const quantity = { ...inventory.additionalProperties.properties.capacity, type: 'string' };
+  // The status's Quantity (int or string, one pattern); a report writes strings only.
+  const quantity: Record<string, unknown> = {
+    ...inventory.additionalProperties.properties.capacity,
+    type: 'string',
+  };
   delete quantity['anyOf'];
   const parts = [
     'nodeCount',
