@@ -1,11 +1,13 @@
 // Builds the upstream binaries the cluster tests run, into the git-ignored cache
 // .cache/kube/<versions key>/bin/: etcd, kube-apiserver, kube-controller-manager and kubectl
-// from Go modules at the versions pinned in versions.json, and Metacontroller from its source
-// archive (the Go module proxy does not serve it), verified by sha256.
+// from Go modules at the versions pinned in versions.json, and Metacontroller and Open Cluster
+// Management (OCM: `registration` and `work`) from their source archives (the Go module proxy
+// serves neither), verified by sha256.
 //
-// The wrapper modules under test/cluster/go/ carry complete go.mod/go.sum files, and
-// Metacontroller's archive carries its own, so a build needs nothing but the Go toolchain, the
-// Go module proxy and the archive. Each component has a stamp (a hash of its inputs); when it
+// The wrapper modules under test/cluster/go/ carry complete go.mod/go.sum files, Metacontroller's
+// archive carries its own, and OCM's carries vendor/, so a build needs nothing but the Go
+// toolchain, the Go module proxy and the archives. Archives are extracted into the cache's src/
+// (OCM's manifests/ there are the CRDs ocm.ts installs). Each component has a stamp (a hash of its inputs); when it
 // matches and the binaries exist, that component is not built again.
 import { createHash } from 'node:crypto';
 import {
@@ -32,13 +34,13 @@ import {
 const BUILD_RECIPE_REVISION = 2;
 
 export const GO_INSTALL_HINT = [
-  'The cluster tests build etcd, kube-apiserver, kube-controller-manager, kubectl and Metacontroller',
-  'from source, so they need the Go toolchain (1.26 or newer) on PATH.',
+  'The cluster tests build etcd, kube-apiserver, kube-controller-manager, kubectl, Metacontroller',
+  'and OCM (registration, work) from source, so they need the Go toolchain (1.26 or newer) on PATH.',
   'Install it from https://go.dev/doc/install, for example on Linux x86-64:',
   '  curl -fsSLO https://go.dev/dl/go1.26.8.linux-amd64.tar.gz',
   '  sudo rm -rf /usr/local/go && sudo tar -C /usr/local -xzf go1.26.8.linux-amd64.tar.gz',
   '  export PATH="$PATH:/usr/local/go/bin"',
-  'then run `npm run cluster:build` (the first build takes about 10 minutes on 2 cores).',
+  'then run `npm run cluster:build` (the first build takes about 15 minutes on 2 cores).',
 ].join('\n');
 
 export class GoNotInstalledError extends Error {
@@ -61,6 +63,12 @@ export interface BinaryPaths {
   kubeControllerManager: string;
   kubectl: string;
   metacontroller: string;
+  /** OCM's `registration` binary: `registration controller` (hub), `registration agent`. */
+  ocmRegistration: string;
+  /** OCM's `work` binary: `work manager` (hub), `work agent`. */
+  ocmWork: string;
+  /** The extracted OCM archive (its manifests/ hold the hub and managed-cluster CRDs). */
+  ocmSourceDir: string;
 }
 
 export interface BuiltBinaries extends BinaryPaths {
@@ -72,7 +80,7 @@ export interface BuiltBinaries extends BinaryPaths {
   totalSeconds: number;
 }
 
-type ComponentName = 'kubernetes' | 'etcd' | 'metacontroller';
+type ComponentName = 'kubernetes' | 'etcd' | 'metacontroller' | 'ocm';
 
 interface GoBinary {
   /** Import path (Go module components) or ./relative path (archive) of the main package. */
@@ -85,6 +93,8 @@ interface GoComponent {
   name: ComponentName;
   binaries: GoBinary[];
   ldflags: string;
+  /** Further `go build` flags (e.g. -mod=vendor). */
+  goFlags?: readonly string[];
   /** A wrapper module under test/cluster/go/ that pins the upstream module. */
   moduleDir?: string;
   /** A source archive, built from its own go.mod after it is extracted into the cache. */
@@ -134,12 +144,38 @@ function components(versions: PinnedVersions): GoComponent[] {
     },
     {
       name: 'metacontroller',
-      archive: { file: archive, sha256, folder: archive.replace(/\.tar\.gz$/, '') },
+      archive: { file: archive, sha256, folder: archiveFolder(archive) },
       // Metacontroller's Makefile stamps main.version the same way.
       binaries: [{ mainPackage: './pkg/cmd/metacontroller', binary: 'metacontroller' }],
       ldflags: `-s -w -X main.version=${version}-${commit.slice(0, 12)}`,
     },
+    {
+      name: 'ocm',
+      archive: {
+        file: versions.ocm.archive,
+        sha256: versions.ocm.sha256,
+        folder: archiveFolder(versions.ocm.archive),
+      },
+      binaries: [
+        { mainPackage: './cmd/registration', binary: 'registration' },
+        { mainPackage: './cmd/work', binary: 'work' },
+      ],
+      // The archive vendors every dependency: nothing is downloaded. The -X flags are what OCM's
+      // Makefile (build-machinery-go) stamps; they only change the link step, so the Go build
+      // cache of a plain `go build -trimpath -mod=vendor -ldflags '-s -w'` still applies.
+      goFlags: ['-mod=vendor'],
+      ldflags: [
+        '-s -w',
+        `-X open-cluster-management.io/ocm/pkg/version.versionFromGit=${versions.ocm.version}`,
+        `-X open-cluster-management.io/ocm/pkg/version.commitFromGit=${versions.ocm.commit}`,
+      ].join(' '),
+    },
   ];
+}
+
+/** `ocm-1.3.1.tar.gz` → `ocm-1.3.1`, the folder `git archive --prefix` put everything in. */
+function archiveFolder(archive: string): string {
+  return archive.replace(/\.tar\.gz$/, '');
 }
 
 export function binaryPaths(versions: PinnedVersions): BinaryPaths {
@@ -151,6 +187,9 @@ export function binaryPaths(versions: PinnedVersions): BinaryPaths {
     kubeControllerManager: path.join(binDir, 'kube-controller-manager'),
     kubectl: path.join(binDir, 'kubectl'),
     metacontroller: path.join(binDir, 'metacontroller'),
+    ocmRegistration: path.join(binDir, 'registration'),
+    ocmWork: path.join(binDir, 'work'),
+    ocmSourceDir: path.join(path.dirname(binDir), 'src', archiveFolder(versions.ocm.archive)),
   };
 }
 
@@ -184,6 +223,7 @@ function componentInputsHash(component: GoComponent, goVersionString: string): s
   const hash = createHash('sha256');
   hash.update(`recipe ${BUILD_RECIPE_REVISION}\n${goVersionString}\n${component.ldflags}\n`);
   hash.update(JSON.stringify(component.binaries));
+  if (component.goFlags) hash.update(`\nflags ${component.goFlags.join(' ')}\n`);
   if (component.archive) hash.update(`\narchive ${component.archive.sha256}\n`);
   if (component.moduleDir) {
     for (const file of filesOfModule(component.moduleDir)) {
@@ -274,10 +314,12 @@ function isExecutableFile(file: string): boolean {
  * missing files and how to get each, rather than after building Kubernetes.
  */
 export function checkMetacontrollerArchive(versions: PinnedVersions): string {
-  return upstreamInputFile(
-    verifyUpstreamInputs(),
-    `upstream-src/${versions.metacontroller.archive}`,
-  );
+  return checkedArchive(versions.metacontroller.archive);
+}
+
+/** The verified archive `file` in the upstream-src directory (every input checked first). */
+function checkedArchive(file: string): string {
+  return upstreamInputFile(verifyUpstreamInputs(), `upstream-src/${file}`);
 }
 
 // A crude cross-process lock: two test runs (or a test run and the CLI) must not write the
@@ -367,7 +409,10 @@ export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promi
         stamp?.components[component.name] !== hashes.get(component.name) ||
         component.binaries.some(
           (binary) => !isExecutableFile(path.join(paths.binDir, binary.binary)),
-        ),
+        ) ||
+        // The extracted source is used after the build too (OCM's CRDs).
+        (component.archive !== undefined &&
+          !existsSync(path.join(cacheDir, 'src', component.archive.folder, 'go.mod'))),
     );
   };
   const result = (timings: BuiltBinaries['timingsSeconds']): BuiltBinaries => ({
@@ -391,14 +436,14 @@ export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promi
     mkdirSync(paths.binDir, { recursive: true });
     log(
       `building ${toBuild.map((c) => c.name).join(', ')} into ${paths.binDir} with ${goVersionString} ` +
-        '(a cold build takes about 10 minutes on 2 cores)',
+        '(a cold build of everything takes about 15 minutes on 2 cores)',
     );
     const timings: BuiltBinaries['timingsSeconds'] = {};
     for (const component of toBuild) {
       const componentStarted = performance.now();
       const names = component.binaries.map((binary) => binary.binary).join(', ');
       log(`${component.name}: building ${names} ...`);
-      const outcome = await buildComponent(component, cacheDir, paths.binDir, versions, options);
+      const outcome = await buildComponent(component, cacheDir, paths.binDir, options);
       const seconds = (performance.now() - componentStarted) / 1000;
       timings[component.name] = seconds;
       if (!outcome.ok) {
@@ -424,9 +469,8 @@ export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promi
 async function extractArchive(
   component: GoComponent & { archive: NonNullable<GoComponent['archive']> },
   cacheDir: string,
-  versions: PinnedVersions,
 ): Promise<string> {
-  const archiveFile = checkMetacontrollerArchive(versions);
+  const archiveFile = checkedArchive(component.archive.file);
   const srcRoot = path.join(cacheDir, 'src');
   const sourceDir = path.join(srcRoot, component.archive.folder);
   rmSync(sourceDir, { recursive: true, force: true });
@@ -442,13 +486,17 @@ async function buildComponent(
   component: GoComponent,
   cacheDir: string,
   binDir: string,
-  versions: PinnedVersions,
   options: EnsureBinariesOptions,
 ): Promise<{ ok: true } | { ok: false; output: string }> {
   const cwd = component.archive
-    ? await extractArchive({ ...component, archive: component.archive }, cacheDir, versions)
+    ? await extractArchive({ ...component, archive: component.archive }, cacheDir)
     : component.moduleDir;
-  const args = ['build', '-trimpath', `-ldflags=${component.ldflags}`];
+  const args = [
+    'build',
+    '-trimpath',
+    ...(component.goFlags ?? []),
+    `-ldflags=${component.ldflags}`,
+  ];
   // With several packages, -o names a directory and each binary is named after its package.
   if (component.binaries.length === 1 && component.binaries[0]) {
     args.push(

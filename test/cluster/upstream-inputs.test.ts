@@ -50,12 +50,21 @@ describe('upstream inputs (KUBECELL_UPSTREAM_DIR), checked before anything is bu
 
   it('pins every input with its sha256, upstream tag and commit, and a fetch command', function () {
     const versions = readPinnedVersions();
-    const archive = inputs.find((input) => input.kind === 'source-archive');
-    expect(archive?.path).to.equal(`upstream-src/${versions.metacontroller.archive}`);
-    expect(archive?.sha256).to.equal(versions.metacontroller.sha256);
-    expect(archive?.commit).to.equal(versions.metacontroller.commit);
-    expect(archive?.fetch).to.include(`git -C "$src" archive --format=tar.gz`);
-    expect(archive?.fetch).to.include(versions.metacontroller.commit);
+    const archives = inputs.filter((input) => input.kind === 'source-archive');
+    expect(archives.map((archive) => archive.path)).to.have.members([
+      `upstream-src/${versions.metacontroller.archive}`,
+      `upstream-src/${versions.ocm.archive}`,
+    ]);
+    for (const pinned of [versions.metacontroller, versions.ocm]) {
+      const archive = archives.find((input) => input.path === `upstream-src/${pinned.archive}`);
+      expect(archive?.sha256).to.equal(pinned.sha256);
+      expect(archive?.commit).to.equal(pinned.commit);
+      expect(archive?.tag).to.equal(pinned.version);
+      expect(archive?.fetch).to.include(`git -C "$src" archive --format=tar.gz`);
+      // The folder the archive extracts to is what binaries.ts builds in.
+      expect(archive?.fetch).to.include(`--prefix=${pinned.archive.replace(/\.tar\.gz$/, '/')}`);
+      expect(archive?.fetch).to.include(pinned.commit);
+    }
     for (const input of inputs.filter((candidate) => candidate.kind === 'crd')) {
       const repository = input.project.replace('https://github.com/', '');
       // The raw file at the pinned tag, fetched as is.
