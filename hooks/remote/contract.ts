@@ -47,3 +47,27 @@ export const FEEDBACK = {
   /** The API Service's spec.ports[0].nodePort (Integer). */
   nodePort: 'nodePort',
 } as const;
+
+/**
+ * On a remote host Namespace (rendered into the VirtualCluster's ManifestWork by
+ * hooks/delivery): which VirtualCluster it carries. The agent seals k3k's kubeconfig of each
+ * host namespace (label `kubecell.io/host-namespace=true`) for the UID label, into
+ * sealedKubeconfigConfigMapName(<the name annotation>). The name is an annotation because a
+ * VirtualCluster's name may be longer than a label value.
+ */
+export const HOST_NAMESPACE_VIRTUALCLUSTER = {
+  /** Label: the VirtualCluster's UID. */
+  uidLabel: 'kubecell.io/virtualcluster-uid',
+  /** Annotation: the VirtualCluster's name. */
+  nameAnnotation: 'kubecell.io/virtualcluster',
+} as const;
+
+/** Settings the agent's Deployment (hooks/delivery) passes to the agent (hooks/agent). */
+export const AGENT_ENV = {
+  /** Comma-separated machine profiles to report on: those of the Cells bound to the cluster. */
+  machineProfiles: 'KUBECELL_AGENT_MACHINE_PROFILES',
+  /** File holding the hub's public sealing key (SEALING_PUBLIC_KEY_CONFIGMAP, mounted). */
+  publicKeyFile: 'KUBECELL_SEALING_PUBLIC_KEY_FILE',
+} as const;
+/** Where the Deployment mounts SEALING_PUBLIC_KEY_CONFIGMAP (file SEALING_PUBLIC_KEY_KEY). */
+export const AGENT_PUBLIC_KEY_DIR = '/etc/kubecell/sealing';
