@@ -12,6 +12,7 @@ import type {
   CellStorageInventory,
   ResourceInventory,
 } from '../generated/types/index.js';
+import { reportedParts, type AgentReportReading, type ClusterParts } from './agent-report.js';
 import type { CellControllerConfig } from './config.js';
 import {
   accountNode,
@@ -30,6 +31,7 @@ import { countNodePorts } from './node-ports.js';
 import { summariseNodes, type NodeSummary } from './nodes.js';
 import { virtualClustersResolvedTo, type CellObservation } from './observe.js';
 import { assessProvider, missingProviderParts } from './provider.js';
+import type { Amounts } from './pod-requests.js';
 import { computeStorageInventory } from './storage.js';
 
 export interface CellAssessment {
@@ -47,44 +49,66 @@ export interface CellAssessment {
   nodePorts: CellNodePortStatus;
   /** VirtualClusters resolved to the Cell, as namespace/name; undefined when not observed. */
   resolvedBy?: string[];
+  /** A ManifestWork Cell's reading of its agent's report (the cluster parts come from it). */
+  agentReport?: AgentReportReading;
 }
 
 export function assessCell(
   cell: Cell,
   observation: CellObservation,
   config: CellControllerConfig,
+  agentReport?: AgentReportReading,
 ): CellAssessment {
   const liveness = assessLiveness(
     cell.spec.managedClusterRef.name,
     observation.managedCluster,
     livenessBaseline(cell, observation),
   );
+  const resolved =
+    observation.virtualClusters && virtualClustersResolvedTo(cell, observation.virtualClusters);
+  const committed = committedEntitlements(resolved ?? []);
+  const parts = agentReport
+    ? reportedParts(cell, agentReport, committed, config)
+    : localParts(cell, observation, config, committed);
+  const resolvedBy = resolved?.map((vc) => `${vc.metadata.namespace}/${vc.metadata.name}`).sort();
+  return {
+    liveness,
+    ...parts,
+    missingSources: sourcesNotObserved(observation, agentReport !== undefined),
+    missingDevices: devicesNotOffered(cell, parts.inventory),
+    ...(agentReport ? { agentReport } : {}),
+    ...(resolvedBy ? { resolvedBy } : {}),
+  };
+}
+
+/** The cluster parts of a Local Cell, from the hub's own Nodes, pods, Services, ... */
+function localParts(
+  cell: Cell,
+  observation: CellObservation,
+  config: CellControllerConfig,
+  committed: Amounts,
+): ClusterParts {
   const provider = assessProvider(observation, config);
   const pods = observation.pods ?? [];
   const bound = podsByNode(pods);
   const nodes = observation.nodes ?? [];
   const accounted = nodes.map((node) => accountNode(node, bound.get(node.metadata.name) ?? []));
-  const resolved =
-    observation.virtualClusters && virtualClustersResolvedTo(cell, observation.virtualClusters);
   const inventory = computeInventory({
     cell,
     nodes: accounted,
     unscheduled: unscheduledDemand(pods, observation.hostNamespaces ?? new Set()),
-    committed: committedEntitlements(resolved ?? []),
+    committed,
   });
-  const readyNodes = nodes.filter(nodeIsReady);
-  const resolvedBy = resolved?.map((vc) => `${vc.metadata.namespace}/${vc.metadata.name}`).sort();
   return {
-    liveness,
     provider,
     missingProvider: missingProviderParts(provider),
-    missingSources: sourcesNotObserved(observation),
     nodes: summariseNodes(nodes),
     inventory,
-    missingDevices: devicesNotOffered(cell, inventory),
-    storageInventory: computeStorageInventory(readyNodes, observation.persistentVolumes),
+    storageInventory: computeStorageInventory(
+      nodes.filter(nodeIsReady),
+      observation.persistentVolumes,
+    ),
     nodePorts: countNodePorts(observation.services),
-    ...(resolvedBy ? { resolvedBy } : {}),
   };
 }
 
@@ -100,15 +124,18 @@ function livenessBaseline(cell: Cell, observation: CellObservation): CellStatus 
     : previous;
 }
 
-function sourcesNotObserved(observation: CellObservation): string[] {
-  const sources: [string, unknown][] = [
-    ['Nodes', observation.nodes],
-    ['Pods', observation.pods],
-    ['host Namespaces', observation.hostNamespaces],
-    ['VirtualClusters', observation.virtualClusters],
-    ['Services', observation.services],
-    ['PersistentVolumes', observation.persistentVolumes],
-  ];
+/** For a ManifestWork Cell only the VirtualClusters are hub sources: the rest is reported. */
+function sourcesNotObserved(observation: CellObservation, reported: boolean): string[] {
+  const sources: [string, unknown][] = reported
+    ? [['VirtualClusters', observation.virtualClusters]]
+    : [
+        ['Nodes', observation.nodes],
+        ['Pods', observation.pods],
+        ['host Namespaces', observation.hostNamespaces],
+        ['VirtualClusters', observation.virtualClusters],
+        ['Services', observation.services],
+        ['PersistentVolumes', observation.persistentVolumes],
+      ];
   return sources.filter(([, observed]) => observed === undefined).map(([name]) => name);
 }
 

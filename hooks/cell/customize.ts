@@ -6,6 +6,8 @@ import type {
   CustomizeHookResponse,
   RelatedResourceRule,
 } from '../metacontroller/protocol.js';
+import { AGENT_WORK_NAME } from '../remote/contract.js';
+import { MANIFEST_WORK_API_VERSION } from '../remote/feedback.js';
 import type { CellControllerConfig, NamespacedName } from './config.js';
 
 /**
@@ -17,11 +19,40 @@ export function cellRelatedResources(
   cell: Cell,
   config: CellControllerConfig,
 ): RelatedResourceRule[] {
+  if (cell.spec.delivery === 'ManifestWork') {
+    return [
+      ...managedClusterRules(cell.spec.managedClusterRef.name),
+      virtualClustersRule(cell),
+      agentWorkRule(cell.spec.managedClusterRef.name),
+    ];
+  }
   return [
     ...managedClusterRules(cell.spec.managedClusterRef.name),
     ...workloadRules(cell, config),
     ...providerRules(config),
   ];
+}
+
+/**
+ * A ManifestWork Cell's cluster is not the hub: its Nodes, pods, Services and provider baseline
+ * come from the cell agent's report, fed back through this work in the ManagedCluster's hub
+ * namespace (v2 hooks may relate an object in another namespace by namespace and names).
+ */
+function agentWorkRule(clusterName: string): RelatedResourceRule {
+  return {
+    apiVersion: MANIFEST_WORK_API_VERSION,
+    resource: 'manifestworks',
+    namespace: clusterName,
+    names: [AGENT_WORK_NAME],
+  };
+}
+
+function virtualClustersRule(cell: Cell): RelatedResourceRule {
+  return {
+    apiVersion: API_VERSION,
+    resource: 'virtualclusters',
+    labelSelector: { matchLabels: { [LABELS.cell]: cell.metadata.name } },
+  };
 }
 
 export function customizeCell(
@@ -64,11 +95,7 @@ function workloadRules(cell: Cell, config: CellControllerConfig): RelatedResourc
       labelSelector: { matchLabels: { [LABELS.hostNamespace]: 'true' } },
     },
     { apiVersion: 'v1', resource: 'namespaces', names: [config.k3kNamespace] },
-    {
-      apiVersion: API_VERSION,
-      resource: 'virtualclusters',
-      labelSelector: { matchLabels: { [LABELS.cell]: cell.metadata.name } },
-    },
+    virtualClustersRule(cell),
     { apiVersion: 'v1', resource: 'services', ...everything },
     { apiVersion: 'v1', resource: 'persistentvolumes', ...everything },
   ];

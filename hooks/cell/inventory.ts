@@ -77,6 +77,26 @@ export function committedEntitlements(resolved: readonly VirtualCluster[]): Amou
   return committed;
 }
 
+/** Sums over the Ready profile Nodes (what the cell agent reports for a remote Cell). */
+export interface NodeTotals {
+  capacity: Amounts;
+  allocatable: Amounts;
+  /** Requests of the non-terminal pods bound to those Nodes, running or not. */
+  requested: Amounts;
+}
+
+export function sumReadyNodes(nodes: readonly NodeAccounting[]): NodeTotals {
+  const totals: NodeTotals = { capacity: new Map(), allocatable: new Map(), requested: new Map() };
+  for (const node of nodes) {
+    if (!node.ready) continue;
+    addInto(totals.capacity, node.capacity);
+    addInto(totals.allocatable, node.allocatable);
+    addInto(totals.requested, node.active);
+    addInto(totals.requested, node.pending);
+  }
+  return totals;
+}
+
 export interface InventoryInputs {
   cell: Cell;
   nodes: readonly NodeAccounting[];
@@ -95,16 +115,17 @@ export function computeInventory({
   unscheduled,
   committed,
 }: InventoryInputs): Record<string, ResourceInventory> {
-  const capacity: Amounts = new Map();
-  const allocatable: Amounts = new Map();
-  const requested: Amounts = new Map();
-  for (const node of nodes) {
-    if (!node.ready) continue;
-    addInto(capacity, node.capacity);
-    addInto(allocatable, node.allocatable);
-    addInto(requested, node.active);
-    addInto(requested, node.pending);
-  }
+  return inventoryFrom({ cell, totals: sumReadyNodes(nodes), unscheduled, committed });
+}
+
+/** The inventory from the Nodes' sums, the unscheduled demand and the committed entitlements. */
+export function inventoryFrom({
+  cell,
+  totals,
+  unscheduled,
+  committed,
+}: Omit<InventoryInputs, 'nodes'> & { totals: NodeTotals }): Record<string, ResourceInventory> {
+  const { capacity, allocatable, requested } = totals;
   const resources = new Set([
     ...allocatable.keys(),
     ...committed.keys(),

@@ -13,19 +13,21 @@ import {
 } from '../kube/objects.js';
 import { LABELS } from '../kube/labels.js';
 import type { KubernetesObject, ObjectMap } from '../metacontroller/protocol.js';
+import { AGENT_WORK_NAME } from '../remote/contract.js';
+import { MANIFEST_WORK_TYPE_KEY, type ManifestWork } from '../remote/feedback.js';
 import type { CellControllerConfig, NamespacedName } from './config.js';
 
 /**
- * What Metacontroller delivered for one Cell, sorted into the inputs the status is computed
- * from. A list is `undefined` when its group is missing from `related` altogether: the source was
- * not observed, which is not the same as observed and empty.
+ * What one cluster shows about a machine profile: its Nodes, the pods, host namespaces, Services
+ * and PersistentVolumes, and the provider baseline. The Cell observes it on the hub (a Local Cell)
+ * and the cell agent on a managed cluster (hooks/agent), both through `observeCluster`. A list is
+ * `undefined` when its group is missing altogether: the source was not observed, which is not
+ * the same as observed and empty.
  */
-export interface CellObservation {
-  managedCluster?: ManagedCluster;
+export interface ClusterObservation {
   nodes?: Node[];
   pods?: Pod[];
   hostNamespaces?: Set<string>;
-  virtualClusters?: VirtualCluster[];
   services?: Service[];
   persistentVolumes?: PersistentVolume[];
   k3kNamespace?: Namespace;
@@ -33,6 +35,20 @@ export interface CellObservation {
   k3kController?: Deployment;
   cniDaemonSet?: DaemonSet;
   topolvmDaemonSet?: DaemonSet;
+}
+
+/**
+ * What Metacontroller delivered for one Cell, sorted into the inputs the status is computed
+ * from. For a Cell with delivery ManifestWork the cluster parts are not related (they are on
+ * another cluster): the cell agent's work carries its report instead.
+ */
+export interface CellObservation extends ClusterObservation {
+  managedCluster?: ManagedCluster;
+  virtualClusters?: VirtualCluster[];
+  /** The kubecell-cell-agent ManifestWork (delivery ManifestWork); see agentWorkObserved. */
+  agentWork?: ManifestWork;
+  /** Whether Metacontroller delivered the ManifestWork group at all. */
+  agentWorkObserved?: boolean;
 }
 
 function group<T extends KubernetesObject>(related: ObjectMap, key: string): T[] | undefined {
@@ -59,13 +75,31 @@ export function observeCell(
   config: CellControllerConfig,
 ): CellObservation {
   const clusterName = cell.spec.managedClusterRef.name;
-  const profile = cell.spec.machineProfile.name;
-  const namespaces = group<Namespace>(related, TYPE_KEYS.namespace);
-  const daemonSets = group<DaemonSet>(related, TYPE_KEYS.daemonSet);
-  return {
+  const observation: CellObservation = {
     managedCluster: group<ManagedCluster>(related, TYPE_KEYS.managedCluster)?.find(
       (cluster) => cluster.metadata.name === clusterName,
     ),
+    virtualClusters: group<VirtualCluster>(related, TYPE_KEYS.virtualCluster),
+    ...observeCluster(related, cell.spec.machineProfile.name, config),
+  };
+  if (cell.spec.delivery !== 'ManifestWork') return observation;
+  const works = group<ManifestWork>(related, MANIFEST_WORK_TYPE_KEY);
+  return {
+    ...observation,
+    agentWork: named(works, { namespace: clusterName, name: AGENT_WORK_NAME }),
+    agentWorkObserved: works !== undefined,
+  };
+}
+
+/** The cluster parts of `related` for `profile` (see ClusterObservation). */
+export function observeCluster(
+  related: ObjectMap,
+  profile: string,
+  config: CellControllerConfig,
+): ClusterObservation {
+  const namespaces = group<Namespace>(related, TYPE_KEYS.namespace);
+  const daemonSets = group<DaemonSet>(related, TYPE_KEYS.daemonSet);
+  return {
     // The rule selects by label already; filtering again keeps a stale or foreign entry out.
     nodes: group<Node>(related, TYPE_KEYS.node)?.filter(
       (node) => node.metadata.labels?.[LABELS.machineProfile] === profile,
@@ -78,7 +112,6 @@ export function observeCell(
           .filter((namespace) => namespace.metadata.labels?.[LABELS.hostNamespace] === 'true')
           .map((namespace) => namespace.metadata.name),
       ),
-    virtualClusters: group<VirtualCluster>(related, TYPE_KEYS.virtualCluster),
     services: group<Service>(related, TYPE_KEYS.service),
     persistentVolumes: group<PersistentVolume>(related, TYPE_KEYS.persistentVolume),
     k3kNamespace: namespaces?.find((namespace) => namespace.metadata.name === config.k3kNamespace),

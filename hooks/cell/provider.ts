@@ -1,7 +1,7 @@
 import type { CellProviderStatus } from '../generated/types/index.js';
 import { conditionIsTrue, type DaemonSet, type Deployment } from '../kube/objects.js';
 import type { CellControllerConfig } from './config.js';
-import type { CellObservation } from './observe.js';
+import type { ClusterObservation } from './observe.js';
 
 function daemonSetReady(daemonSet: DaemonSet | undefined): boolean {
   const desired = daemonSet?.status?.desiredNumberScheduled ?? 0;
@@ -23,7 +23,7 @@ function k3kVersion(deployment: Deployment | undefined): string | undefined {
 }
 
 export function assessProvider(
-  observation: CellObservation,
+  observation: ClusterObservation,
   config: CellControllerConfig,
 ): CellProviderStatus {
   const established = new Set(

@@ -36,6 +36,11 @@ export const REASONS = {
   ProviderBaselineNotReady: 'ProviderBaselineNotReady',
   InventoryObserved: 'InventoryObserved',
   InventorySourceUnavailable: 'InventorySourceUnavailable',
+  // A Cell with delivery ManifestWork: its cell agent's report (agent-report.ts).
+  InventoryReported: 'InventoryReported',
+  AgentReportMissing: 'AgentReportMissing',
+  AgentReportUnparsable: 'AgentReportUnparsable',
+  AgentReportOutdated: 'AgentReportOutdated',
   DevicesOffered: 'DevicesOffered',
   DeviceNotOffered: 'DeviceNotOffered',
   NoVirtualClusters: 'NoVirtualClusters',

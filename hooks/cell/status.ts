@@ -8,6 +8,7 @@
  */
 import type { Cell, CellStatus } from '../generated/types/index.js';
 import { reconcileConditions, verdict, type ConditionVerdict } from '../status/conditions.js';
+import { reportFreshCondition } from './agent-report.js';
 import type { CellAssessment } from './assess.js';
 import {
   ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION,
@@ -53,7 +54,9 @@ export function cellConditions(cell: Cell, assessment: CellAssessment): Conditio
     availableCondition(assessment.liveness),
     leaseFreshCondition(assessment.liveness),
     providerReadyCondition(assessment.missingProvider),
-    inventoryFreshCondition(assessment.missingSources),
+    assessment.agentReport
+      ? reportFreshCondition(assessment.agentReport, assessment.missingSources)
+      : inventoryFreshCondition(assessment.missingSources),
     capabilityMismatchCondition(assessment.missingDevices),
     inUseCondition(assessment.resolvedBy),
   ];
@@ -87,7 +90,13 @@ export function cellPhase(
   for (const [type, phase] of BLOCKING_CONDITIONS) {
     const condition = conditions.find((candidate) => candidate.type === type);
     if (condition && condition.status !== 'True') {
-      return { phase, reason: condition.reason, message: condition.message };
+      // A remote Cell whose agent has not reported yet is still being set up, not degraded.
+      const setUp = condition.reason === REASONS.AgentReportMissing;
+      return {
+        phase: setUp ? 'Provisioning' : phase,
+        reason: condition.reason,
+        message: condition.message,
+      };
     }
   }
   return { phase: 'Ready', reason: REASONS.Ready, message: 'the Cell can host VirtualClusters' };

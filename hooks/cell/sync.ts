@@ -6,6 +6,7 @@
  */
 import type { Cell, CellStatus } from '../generated/types/index.js';
 import type { CompositeSyncRequest, CompositeSyncResponse } from '../metacontroller/protocol.js';
+import { readAgentReport } from './agent-report.js';
 import { assessCell } from './assess.js';
 import type { CellControllerConfig } from './config.js';
 import { resyncAfter, withHeartbeat } from './heartbeat.js';
@@ -46,7 +47,10 @@ interface CellReport {
   resolvedBy?: string[];
 }
 
-/** The steps both hooks take: observe → assess → status → heartbeat, and when to look again. */
+/**
+ * The steps both hooks take: observe → (a ManifestWork Cell: read its agent's report) → assess →
+ * status → heartbeat, and when to look again.
+ */
 function reportOn(
   request: CompositeSyncRequest<Cell>,
   config: CellControllerConfig,
@@ -54,7 +58,12 @@ function reportOn(
 ): CellReport {
   // Every quantity it reads was parsed by the validation layer (hooks/controllers/).
   const observation = observeCell(request.parent, request.related, config);
-  const assessment = assessCell(request.parent, observation, config);
+  // A ManifestWork Cell reads its cluster from its agent's report, judged against now.
+  const agentReport =
+    request.parent.spec.delivery === 'ManifestWork'
+      ? readAgentReport(request.parent, observation, now)
+      : undefined;
+  const assessment = assessCell(request.parent, observation, config, agentReport);
   const status = withHeartbeat(
     request.parent.status,
     cellStatus(request.parent, assessment, now),

@@ -8,6 +8,7 @@ import type {
   ObjectMap,
 } from '../metacontroller/protocol.js';
 import { objectKey } from '../metacontroller/protocol.js';
+import { MANIFEST_WORK_TYPE_KEY } from '../remote/feedback.js';
 import { DEFAULT_CELL_CONFIG } from './config.js';
 import { syncCell } from './sync.js';
 
@@ -296,4 +297,61 @@ export function statusOf(
 
 export function conditionOf(status: CellStatus, type: string) {
   return status.conditions?.find((condition) => condition.type === type);
+}
+
+/** The Cell bound to a remote cluster: delivery ManifestWork. */
+export function remoteCell(): Cell {
+  const remote = cell();
+  remote.spec.delivery = 'ManifestWork';
+  return remote;
+}
+
+/**
+ * The kubecell-cell-agent ManifestWork as OCM's work agent reports it: the report ConfigMap of
+ * profile a100 with its `report` feedback (none when `report` is undefined).
+ */
+export function agentWork(report: string | undefined, type = 'String'): KubernetesObject {
+  const manifest = {
+    resourceMeta: {
+      ordinal: 3,
+      group: '',
+      version: 'v1',
+      kind: 'ConfigMap',
+      resource: 'configmaps',
+      name: `kubecell-cell-report-${PROFILE}`,
+      namespace: 'kubecell-system',
+    },
+    ...(report === undefined
+      ? {}
+      : {
+          statusFeedback: {
+            values: [
+              {
+                name: 'report',
+                fieldValue: type === 'String' ? { type, string: report } : { type, integer: 1 },
+              },
+            ],
+          },
+        }),
+    conditions: [{ type: 'Available', status: 'True', reason: 'ResourceAvailable' }],
+  };
+  return {
+    apiVersion: 'work.open-cluster-management.io/v1',
+    kind: 'ManifestWork',
+    metadata: { name: 'kubecell-cell-agent', namespace: 'cluster1' },
+    spec: { workload: { manifests: [] } },
+    status: { resourceStatus: { manifests: [manifest] } },
+  } as KubernetesObject;
+}
+
+/** The related map of a ManifestWork Cell: the ManagedCluster, VirtualClusters and works. */
+export function remoteRelatedOf(objects: KubernetesObject[], omit: string[] = []): ObjectMap {
+  const map: ObjectMap = {};
+  const groups = [TYPE_KEYS.managedCluster, TYPE_KEYS.virtualCluster, MANIFEST_WORK_TYPE_KEY];
+  for (const group of groups) if (!omit.includes(group)) map[group] = {};
+  for (const object of objects) {
+    const key = object.kind === 'ManifestWork' ? MANIFEST_WORK_TYPE_KEY : typeKeyOf(object);
+    if (!omit.includes(key)) (map[key] ??= {})[objectKey(object)] = object;
+  }
+  return map;
 }

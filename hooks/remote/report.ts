@@ -24,16 +24,19 @@ import { isJsonObject, jsonTypeOf, keySegment, summarizeProblems } from '../json
 
 export const CELL_REPORT_VERSION = 1;
 
-/** Sums for one resource over the profile's Ready Nodes, as Kubernetes quantities. */
+/**
+ * One resource's amounts, as Kubernetes quantities; a field is absent when nothing it sums names
+ * the resource (no Ready Node lists it, no pod requests it).
+ */
 export interface ReportedResource {
-  /** Sum of the Nodes' capacity. */
-  capacity: string;
-  /** Sum of the Nodes' allocatable. */
-  allocatable: string;
-  /** Requests of the non-terminal pods bound to the Nodes (running or not yet). */
-  requested: string;
+  /** Sum of the Ready profile Nodes' capacity. */
+  capacity?: string;
+  /** Sum of the Ready profile Nodes' allocatable. */
+  allocatable?: string;
+  /** Requests of the non-terminal pods bound to those Nodes (running or not yet). */
+  requested?: string;
   /** Requests of host-namespace pods no Node runs yet (status.inventory[].pending). */
-  pending: string;
+  pending?: string;
 }
 
 export interface CellReport {
@@ -96,7 +99,6 @@ function reportSchema(): Record<string, unknown> {
         additionalProperties: {
           type: 'object',
           additionalProperties: false,
-          required: resourceFields,
           properties: Object.fromEntries(resourceFields.map((field) => [field, quantity])),
         },
       },

@@ -1,0 +1,176 @@
+/**
+ * A Cell with delivery ManifestWork (decision D34): its Nodes, inventory, storage, NodePorts and
+ * provider baseline come from the cell agent's report, which OCM's work agent feeds back through
+ * the ManifestWork kubecell-cell-agent in the ManagedCluster's hub namespace (feedback `report`
+ * of the ConfigMap kubecell-cell-report-<profile>, a String). The hub never reads the managed
+ * cluster itself. This module reads the report (`readAgentReport`, the one step that reads the
+ * clock: a report older than REPORT_MAX_AGE_SECONDS is outdated), turns it into the status parts
+ * a Local Cell computes from hub objects (`reportedParts`), and judges InventoryFresh.
+ */
+import type { Cell } from '../generated/types/index.js';
+import { boundMessage } from '../json/echo.js';
+import {
+  AGENT_NAME,
+  AGENT_NAMESPACE,
+  AGENT_WORK_NAME,
+  FEEDBACK,
+  reportConfigMapName,
+} from '../remote/contract.js';
+import { configMapMeta, feedbackValue } from '../remote/feedback.js';
+import { CellReportError, parseCellReport, type CellReport } from '../remote/report.js';
+import { verdict, type ConditionVerdict } from '../status/conditions.js';
+import type { CellControllerConfig } from './config.js';
+import { HEARTBEAT_SECONDS } from './heartbeat.js';
+import { inventoryFrom } from './inventory.js';
+import { countNodePorts } from './node-ports.js';
+import { summariseNodes } from './nodes.js';
+import type { CellObservation } from './observe.js';
+import type { Amounts } from './pod-requests.js';
+import { assessProvider, missingProviderParts } from './provider.js';
+import { reportedTotals } from './cluster-report.js';
+import { REASONS } from './reasons.js';
+import { computeStorageInventory } from './storage.js';
+import type { CellAssessment } from './assess.js';
+
+/** Oldest report the Cell still counts as fresh: the limit a plan applies to status.observedAt. */
+export const REPORT_MAX_AGE_SECONDS = 2 * HEARTBEAT_SECONDS;
+
+export type AgentReportReading =
+  | { state: 'notObserved' }
+  | { state: 'missing' | 'unparsable'; message: string }
+  | { state: 'outdated'; report: CellReport; message: string }
+  | { state: 'fresh'; report: CellReport };
+
+const MESSAGE_CHARS = 1024;
+
+/** The report for the Cell's machine profile in its agent work, judged against `now`. */
+export function readAgentReport(
+  cell: Cell,
+  observation: CellObservation,
+  now: Date,
+): AgentReportReading {
+  if (!observation.agentWorkObserved) return { state: 'notObserved' };
+  const cluster = cell.spec.managedClusterRef.name;
+  const profile = cell.spec.machineProfile.name;
+  const configMap = reportConfigMapName(profile);
+  const where = `feedback "${FEEDBACK.report}" of ConfigMap ${AGENT_NAMESPACE}/${configMap} in ManifestWork ${cluster}/${AGENT_WORK_NAME}`;
+  if (observation.agentWork === undefined) {
+    return missing(
+      `ManifestWork ${cluster}/${AGENT_WORK_NAME} does not exist yet: the kubecell-delivery controller installs the cell agent on ManagedCluster ${cluster}`,
+    );
+  }
+  const value = feedbackValue(
+    observation.agentWork,
+    configMapMeta(AGENT_NAMESPACE, configMap),
+    FEEDBACK.report,
+  );
+  if (value === undefined) {
+    return missing(
+      `the cell agent on ManagedCluster ${cluster} has not reported machine profile ${profile} yet (no ${where}); check Deployment ${AGENT_NAMESPACE}/${AGENT_NAME} there`,
+    );
+  }
+  if (value.type !== 'String' || !('string' in value) || typeof value.string !== 'string')
+    return unparsable(`${where} is of type ${value.type}, not String`);
+  let report: CellReport;
+  try {
+    report = parseCellReport(value.string);
+  } catch (error) {
+    if (!(error instanceof CellReportError)) throw error;
+    return unparsable(`${where}: ${error.message}`);
+  }
+  if (report.machineProfile !== profile)
+    return unparsable(`${where} reports machine profile ${report.machineProfile}, not ${profile}`);
+  return judgeAge(report, now, cluster);
+}
+
+function missing(message: string): AgentReportReading {
+  return { state: 'missing', message: boundMessage(message, MESSAGE_CHARS) };
+}
+
+function unparsable(message: string): AgentReportReading {
+  return { state: 'unparsable', message: boundMessage(message, MESSAGE_CHARS) };
+}
+
+function judgeAge(report: CellReport, now: Date, cluster: string): AgentReportReading {
+  const age = now.getTime() - Date.parse(report.observedAt);
+  if (age <= REPORT_MAX_AGE_SECONDS * 1000) return { state: 'fresh', report };
+  return {
+    state: 'outdated',
+    report,
+    message: `the cell agent on ManagedCluster ${cluster} last reported machine profile ${report.machineProfile} at ${report.observedAt}, more than ${REPORT_MAX_AGE_SECONDS}s ago; check Deployment ${AGENT_NAMESPACE}/${AGENT_NAME} there (the last report is shown)`,
+  };
+}
+
+/** The parts of CellAssessment a Local Cell computes from hub objects. */
+export type ClusterParts = Pick<
+  CellAssessment,
+  'provider' | 'missingProvider' | 'nodes' | 'inventory' | 'storageInventory' | 'nodePorts'
+>;
+
+/**
+ * The cluster parts from the report: as reported when fresh; the last report with storage and
+ * NodePorts not fresh when outdated; nothing observed (no Nodes, nothing ready) without one.
+ */
+export function reportedParts(
+  cell: Cell,
+  reading: AgentReportReading,
+  committed: Amounts,
+  config: CellControllerConfig,
+): ClusterParts {
+  const report = 'report' in reading ? reading.report : undefined;
+  const fresh = reading.state === 'fresh';
+  const { totals, unscheduled } = reportedTotals(report);
+  const provider = report?.provider ?? assessProvider({ k3kCRDs: [] }, config);
+  const storage = report?.storageInventory ?? computeStorageInventory([], undefined);
+  const nodePorts = report?.nodePorts ?? countNodePorts(undefined);
+  return {
+    provider,
+    missingProvider: report
+      ? missingProviderParts(provider)
+      : ['not reported by the cell agent yet'],
+    nodes: report
+      ? {
+          nodeCount: report.nodeCount,
+          notReadyNodes: report.notReadyNodes,
+          nodeAddresses: report.nodeAddresses,
+        }
+      : summariseNodes([]),
+    inventory: inventoryFrom({ cell, totals, unscheduled, committed }),
+    storageInventory: { ...storage, fresh: fresh && storage.fresh },
+    nodePorts: { ...nodePorts, fresh: fresh && nodePorts.fresh },
+  };
+}
+
+/** InventoryFresh of a ManifestWork Cell: its sources observed, and its agent's report fresh. */
+export function reportFreshCondition(
+  reading: AgentReportReading,
+  missingSources: readonly string[],
+): ConditionVerdict {
+  const notObserved = [
+    ...missingSources,
+    ...(reading.state === 'notObserved' ? [`ManifestWork ${AGENT_WORK_NAME}`] : []),
+  ];
+  if (notObserved.length > 0 || reading.state === 'notObserved') {
+    return verdict(
+      'InventoryFresh',
+      false,
+      REASONS.InventorySourceUnavailable,
+      `not observed: ${notObserved.join(', ')}`,
+    );
+  }
+  switch (reading.state) {
+    case 'fresh':
+      return verdict(
+        'InventoryFresh',
+        true,
+        REASONS.InventoryReported,
+        `the cell agent's report is at most ${REPORT_MAX_AGE_SECONDS}s old`,
+      );
+    case 'missing':
+      return verdict('InventoryFresh', 'Unknown', REASONS.AgentReportMissing, reading.message);
+    case 'unparsable':
+      return verdict('InventoryFresh', false, REASONS.AgentReportUnparsable, reading.message);
+    case 'outdated':
+      return verdict('InventoryFresh', false, REASONS.AgentReportOutdated, reading.message);
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The two sides of a remote Cell's inventory (decision D34), with the functions a Local Cell uses:
+ *
+ * - `clusterReport`: what the cell agent on a managed cluster reports for one machine profile
+ *   (hooks/agent calls it with what it listed there): the Node summary, the per-resource sums over
+ *   the Ready profile Nodes and the unscheduled demand, storage, NodePorts, provider baseline.
+ * - `reportedTotals`: the hub's way back from a report to the amounts `inventoryFrom` takes, so
+ *   a remote Cell's inventory is computed exactly as a local one, with the committed entitlements
+ *   and declared devices only the hub knows.
+ */
+import type { CellReport, ReportedResource } from '../remote/report.js';
+import { CELL_REPORT_VERSION } from '../remote/report.js';
+import { formatQuantity, parseQuantity } from '../quantity/quantity.js';
+import { formatTime } from '../status/conditions.js';
+import type { CellControllerConfig } from './config.js';
+import {
+  accountNode,
+  nodeIsReady,
+  podsByNode,
+  sumReadyNodes,
+  unscheduledDemand,
+  type NodeTotals,
+} from './inventory.js';
+import { countNodePorts } from './node-ports.js';
+import { summariseNodes } from './nodes.js';
+import type { ClusterObservation } from './observe.js';
+import type { Amounts } from './pod-requests.js';
+import { assessProvider } from './provider.js';
+import { computeStorageInventory } from './storage.js';
+
+/** The report of `profile` from what one cluster shows (see ClusterObservation). */
+export function clusterReport(
+  profile: string,
+  observation: ClusterObservation,
+  config: CellControllerConfig,
+  now: Date,
+): CellReport {
+  const pods = observation.pods ?? [];
+  const bound = podsByNode(pods);
+  const nodes = observation.nodes ?? [];
+  const accounted = nodes.map((node) => accountNode(node, bound.get(node.metadata.name) ?? []));
+  const unscheduled = unscheduledDemand(pods, observation.hostNamespaces ?? new Set());
+  return {
+    version: CELL_REPORT_VERSION,
+    machineProfile: profile,
+    observedAt: formatTime(now),
+    ...summariseNodes(nodes),
+    resources: reportedResources(sumReadyNodes(accounted), unscheduled),
+    storageInventory: computeStorageInventory(
+      nodes.filter(nodeIsReady),
+      observation.persistentVolumes,
+    ),
+    nodePorts: countNodePorts(observation.services),
+    provider: assessProvider(observation, config),
+  };
+}
+
+const FIELDS = ['capacity', 'allocatable', 'requested', 'pending'] as const;
+
+/**
+ * One entry per resource any of the four amounts names; a field is absent when its amount does
+ * not name the resource, so the hub rebuilds the same maps (an allocatable of 0 that a Node
+ * lists is not the same as none: the inventory lists the former).
+ */
+function reportedResources(
+  totals: NodeTotals,
+  unscheduled: Amounts,
+): Record<string, ReportedResource> {
+  const amounts = { ...totals, pending: unscheduled };
+  const names = new Set(FIELDS.flatMap((field) => [...amounts[field].keys()]));
+  const resources: Record<string, ReportedResource> = {};
+  for (const name of [...names].sort()) {
+    const entry: ReportedResource = {};
+    for (const field of FIELDS) {
+      const amount = amounts[field].get(name);
+      if (amount !== undefined) entry[field] = formatQuantity(amount);
+    }
+    resources[name] = entry;
+  }
+  return resources;
+}
+
+/** The Nodes' sums and the unscheduled demand a report carries, as `inventoryFrom` takes them. */
+export function reportedTotals(report: CellReport | undefined): {
+  totals: NodeTotals;
+  unscheduled: Amounts;
+} {
+  const amounts = {
+    capacity: new Map(),
+    allocatable: new Map(),
+    requested: new Map(),
+    pending: new Map(),
+  } satisfies Record<(typeof FIELDS)[number], Amounts>;
+  for (const [name, entry] of Object.entries(report?.resources ?? {})) {
+    for (const field of FIELDS) {
+      const value = entry[field];
+      if (value !== undefined) amounts[field].set(name, parseQuantity(value));
+    }
+  }
+  const { pending, ...totals } = amounts;
+  return { totals, unscheduled: pending };
+}

@@ -1,0 +1,207 @@
+import { expect } from 'chai';
+import type { CellStatus } from '../generated/types/index.js';
+import { TYPE_KEYS } from '../kube/objects.js';
+import type { KubernetesObject } from '../metacontroller/protocol.js';
+import { MANIFEST_WORK_TYPE_KEY } from '../remote/feedback.js';
+import { parseCellReport, serializeCellReport } from '../remote/report.js';
+import { clusterReport } from './cluster-report.js';
+import { DEFAULT_CELL_CONFIG } from './config.js';
+import { cellRelatedResources } from './customize.js';
+import { observeCluster } from './observe.js';
+import { syncCell } from './sync.js';
+import {
+  NOW,
+  agentWork,
+  cell,
+  conditionOf,
+  gpuNode,
+  healthy,
+  hostNamespace,
+  managedCluster,
+  pod,
+  relatedOf,
+  remoteCell,
+  remoteRelatedOf,
+  resolvedVirtualCluster,
+  statusOf,
+  syncRequest,
+} from './testing.js';
+
+const config = DEFAULT_CELL_CONFIG;
+
+/** What the cell agent would report at `at` from `objects` on its cluster. */
+function reportFrom(objects: KubernetesObject[], at = NOW): string {
+  const observation = observeCluster(relatedOf(objects), 'a100', config);
+  return serializeCellReport(clusterReport('a100', observation, config, at));
+}
+
+function remoteStatus(hub: KubernetesObject[], omit: string[] = [], now = NOW): CellStatus {
+  return syncCell(syncRequest(remoteCell(), remoteRelatedOf(hub, omit)), config, now)
+    .status as CellStatus;
+}
+
+/** A managed cluster with work on it: pods, a pending pod, TopoLVM, a NodePort. */
+function busyCluster(): KubernetesObject[] {
+  return [
+    ...healthy(),
+    gpuNode('n3', {}, { ready: false, address: '10.0.0.3' }),
+    gpuNode('n4', {}, { address: '10.0.0.4', annotations: { 'capacity.topolvm.io/ssd': '1Ti' } }),
+    hostNamespace('tenant-a'),
+    pod('p1', 'tenant-a', 'n1', [{ cpu: '2', 'nvidia.com/gpu': '1' }]),
+    pod('p2', 'tenant-a', undefined, [{ 'nvidia.com/gpu': '2', 'example.com/fpga': '1' }]),
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'k3k-team-a-service', namespace: 'tenant-a' },
+      spec: { type: 'NodePort', ports: [{ port: 443, nodePort: 30443 }] },
+    } as KubernetesObject,
+  ];
+}
+
+const VC = resolvedVirtualCluster('vc1', 'tenant-a', { 'requests.nvidia.com/gpu': '5' });
+
+describe('a Cell with delivery ManifestWork (its cluster is reported by the cell agent)', () => {
+  it('relates its ManagedCluster, VirtualClusters and the agent work, never hub Nodes or pods', () => {
+    const rules = cellRelatedResources(remoteCell(), config);
+    expect(rules.map((rule) => rule.resource)).to.deep.equal([
+      'managedclusters',
+      'virtualclusters',
+      'manifestworks',
+    ]);
+    expect(rules[2]).to.deep.equal({
+      apiVersion: 'work.open-cluster-management.io/v1',
+      resource: 'manifestworks',
+      namespace: 'cluster1',
+      names: ['kubecell-cell-agent'],
+    });
+    expect(cellRelatedResources(cell(), config).map((rule) => rule.resource)).to.include('nodes');
+  });
+
+  it('reports what a Local Cell computes from the same objects, committed entitlements included', () => {
+    const objects = busyCluster();
+    const local = statusOf(cell(), [...objects, VC]);
+    const remote = remoteStatus([managedCluster(), VC, agentWork(reportFrom(objects))]);
+    for (const part of [
+      'phase',
+      'nodeCount',
+      'notReadyNodes',
+      'nodeAddresses',
+      'inventory',
+      'storageInventory',
+      'nodePorts',
+      'provider',
+      'resolvedBy',
+      'managedCluster',
+    ] as const) {
+      expect(remote[part], part).to.deep.equal(local[part]);
+    }
+    expect(remote.inventory?.['nvidia.com/gpu']).to.include({ pending: '2', committed: '5' });
+    expect(remote.nodeCount).to.deep.equal({ total: 4, ready: 3 });
+    expect(conditionOf(remote, 'InventoryFresh')).to.include({
+      status: 'True',
+      reason: 'InventoryReported',
+    });
+  });
+
+  it('is Provisioning, InventoryFresh Unknown, until the agent work exists and reports', () => {
+    for (const hub of [[managedCluster()], [managedCluster(), agentWork(undefined)]]) {
+      const status = remoteStatus(hub);
+      expect(status.phase).to.equal('Provisioning');
+      expect(conditionOf(status, 'InventoryFresh')).to.include({
+        status: 'Unknown',
+        reason: 'AgentReportMissing',
+      });
+      expect(status.nodeCount).to.deep.equal({ total: 0, ready: 0 });
+      expect(status.nodePorts).to.deep.equal({ allocated: 0, fresh: false });
+      expect(conditionOf(status, 'ProviderReady')?.message).to.equal(
+        'not ready: not reported by the cell agent yet',
+      );
+    }
+    expect(conditionOf(remoteStatus([managedCluster()]), 'InventoryFresh')?.message).to.equal(
+      'ManifestWork cluster1/kubecell-cell-agent does not exist yet: the kubecell-delivery controller installs the cell agent on ManagedCluster cluster1',
+    );
+    expect(
+      conditionOf(remoteStatus([managedCluster(), agentWork(undefined)]), 'InventoryFresh')
+        ?.message,
+    ).to.match(/has not reported machine profile a100 yet \(no feedback "report" of ConfigMap/);
+  });
+
+  it('is Degraded, naming the bad field, when the report does not parse', () => {
+    const report = JSON.parse(reportFrom(healthy())) as Record<string, unknown>;
+    report['nodeCount'] = { total: 'two' };
+    const status = remoteStatus([managedCluster(), agentWork(JSON.stringify(report))]);
+    expect(status.phase).to.equal('Degraded');
+    const fresh = conditionOf(status, 'InventoryFresh');
+    expect(fresh).to.include({ status: 'False', reason: 'AgentReportUnparsable' });
+    expect(fresh?.message).to.contain('report.nodeCount.total: must be integer, got string');
+    const integer = remoteStatus([managedCluster(), agentWork('1', 'Integer')]);
+    expect(conditionOf(integer, 'InventoryFresh')?.message).to.match(
+      /is of type Integer, not String$/,
+    );
+  });
+
+  it('refuses a report of another machine profile', () => {
+    const report = parseCellReport(reportFrom(healthy()));
+    const other = serializeCellReport({ ...report, machineProfile: 'h100' });
+    const status = remoteStatus([managedCluster(), agentWork(other)]);
+    expect(conditionOf(status, 'InventoryFresh')).to.include({
+      status: 'False',
+      reason: 'AgentReportUnparsable',
+    });
+    expect(conditionOf(status, 'InventoryFresh')?.message).to.match(
+      /reports machine profile h100, not a100$/,
+    );
+  });
+
+  it('is Degraded once the report is more than 600 s old, still showing it as not fresh', () => {
+    const at = (secondsAgo: number) => new Date(NOW.getTime() - secondsAgo * 1000);
+    const hub = (secondsAgo: number) => [
+      managedCluster(),
+      agentWork(reportFrom(busyCluster(), at(secondsAgo))),
+    ];
+    const atLimit = remoteStatus(hub(600));
+    expect(atLimit.phase).to.equal('Ready');
+    const old = remoteStatus(hub(601));
+    expect(old.phase).to.equal('Degraded');
+    expect(conditionOf(old, 'InventoryFresh')).to.include({
+      status: 'False',
+      reason: 'AgentReportOutdated',
+      message:
+        'the cell agent on ManagedCluster cluster1 last reported machine profile a100 at 2026-11-30T11:49:59Z, more than 600s ago; check Deployment kubecell-system/kubecell-cell-agent there (the last report is shown)',
+    });
+    expect(old.nodeCount).to.deep.equal(atLimit.nodeCount);
+    expect(old.inventory).to.deep.equal(atLimit.inventory);
+    expect(old.nodePorts).to.deep.equal({ allocated: 1, fresh: false });
+    expect(old.storageInventory?.fresh).to.equal(false);
+  });
+
+  it('does not change its status when only the report observedAt moves (no idle writes)', () => {
+    const first = remoteStatus([managedCluster(), agentWork(reportFrom(busyCluster()))]);
+    const later = new Date(NOW.getTime() + 120_000);
+    const request = syncRequest(
+      { ...remoteCell(), status: first },
+      remoteRelatedOf([managedCluster(), agentWork(reportFrom(busyCluster(), later))]),
+    );
+    expect(syncCell(request, config, later).status).to.deep.equal(first);
+  });
+
+  it('says InventorySourceUnavailable when the work or the VirtualClusters were not delivered', () => {
+    const noWorks = remoteStatus([managedCluster()], [MANIFEST_WORK_TYPE_KEY]);
+    expect(conditionOf(noWorks, 'InventoryFresh')).to.include({
+      status: 'False',
+      reason: 'InventorySourceUnavailable',
+      message: 'not observed: ManifestWork kubecell-cell-agent',
+    });
+    const noVCs = remoteStatus(
+      [managedCluster(), agentWork(reportFrom(healthy()))],
+      [TYPE_KEYS.virtualCluster],
+    );
+    expect(conditionOf(noVCs, 'InventoryFresh')?.message).to.equal('not observed: VirtualClusters');
+  });
+
+  it('leaves a Local Cell as it was, delivery written out or not', () => {
+    const explicit = cell();
+    explicit.spec.delivery = 'Local';
+    expect(statusOf(explicit, busyCluster())).to.deep.equal(statusOf(cell(), busyCluster()));
+  });
+});
