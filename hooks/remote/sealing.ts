@@ -171,7 +171,7 @@ export function loadSealingKeyFromEnv(
   read: (path: string) => string = (path) => readFileSync(path, 'utf8'),
 ): KeyObject | undefined {
   const reader = new EnvReader(env);
-  const path = reader.optional(SEALING_KEY_FILE_ENV);
+  const path = reader.optional('KUBECELL_SEALING_KEY_FILE');
   let key: KeyObject | undefined;
   if (path !== undefined) {
     try {
