@@ -82,6 +82,14 @@ export interface ControlPlaneOptions {
   extraApiserverArgs?: readonly string[];
   /** Appended to kube-controller-manager's flags. */
   extraControllerManagerArgs?: readonly string[];
+  /**
+   * Run kube-controller-manager's CSR signing controller with this cluster's client CA (the one
+   * the apiserver trusts, --client-ca-file) as --cluster-signing-cert-file/-key-file, so an
+   * approved CertificateSigningRequest for kubernetes.io/kube-apiserver-client gets a client
+   * certificate, as on a kubeadm cluster. OCM's registration agent joins a hub that way (ocm.ts).
+   * Default false.
+   */
+  signClientCertificates?: boolean;
   /** How long each component may take to become ready; default 60 s (slow 2-core CI). */
   readinessTimeoutMs?: number;
   /** Already built binaries; default: ensureBinaries() (builds them if needed). */
@@ -97,6 +105,8 @@ export interface ControlPlane {
   apiserverUrl: string;
   /** CA that signed the apiserver serving certificate and every client certificate. */
   caCertFile: string;
+  /** kube-controller-manager signs approved client CSRs with that CA (`signClientCertificates`). */
+  signsClientCertificates: boolean;
   binDir: string;
   binaries: BuiltBinaries;
   versions: PinnedVersions;
@@ -373,7 +383,18 @@ async function startControlPlaneOnce(
         `--secure-port=${controllerManagerPort}`,
         `--cert-dir=${path.join(dir, 'kube-controller-manager-certs')}`,
         '--leader-elect=false',
-        `--controllers=${CONTROLLERS.join(',')}`,
+        `--controllers=${[
+          ...CONTROLLERS,
+          ...(options.signClientCertificates
+            ? ['certificatesigningrequest-signing-controller']
+            : []),
+        ].join(',')}`,
+        ...(options.signClientCertificates
+          ? [
+              `--cluster-signing-cert-file=${ca.certFile}`,
+              `--cluster-signing-key-file=${ca.keyFile}`,
+            ]
+          : []),
         // Like kubeadm: every controller acts as its own ServiceAccount in kube-system and so
         // gets the bootstrap system:controller:* role made for it. KCM's own user alone may not,
         // e.g., empty a namespace that is being deleted.
@@ -504,6 +525,7 @@ async function startControlPlaneOnce(
       kubeconfigPath,
       apiserverUrl,
       caCertFile: ca.certFile,
+      signsClientCertificates: options.signClientCertificates ?? false,
       binDir: binaries.binDir,
       binaries,
       versions: binaries.versions,
