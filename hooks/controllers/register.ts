@@ -7,6 +7,7 @@
 import { API_VERSION } from '../api/kinds.js';
 import { cellHooksFromEnv } from '../cell/hooks.js';
 import { classUsageHooksFromEnv } from '../class-usage/hooks.js';
+import { deliveryHooksFromEnv } from '../delivery/hooks.js';
 import { gpuCellPoolHooksFromEnv } from '../gpucellpool/hooks.js';
 import { hostNamespaceHooksFromEnv } from '../host-namespace/hooks.js';
 import type { CompositeHooks, DecoratorHooks } from '../metacontroller/controller-hooks.js';
@@ -70,6 +71,12 @@ export const CONTROLLERS: readonly Controller[] = [
     type: 'DecoratorController',
     parent: kubecell('VirtualNodeClass'),
     hooks: () => classUsageHooksFromEnv(),
+  },
+  {
+    name: 'delivery',
+    type: 'DecoratorController',
+    parent: { apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster' },
+    hooks: ({ env }) => deliveryHooksFromEnv(env),
   },
 ];
 

@@ -1,0 +1,147 @@
+/**
+ * The ManifestWork `kubecell-vc-<uid>` of one VirtualCluster on a ManifestWork Cell (decision
+ * D34): everything its local children would be, for the Cell's cluster.
+ *
+ * - The host Namespace, labelled as a KubeCell host namespace, with the Pod Security labels and
+ *   annotations the host-namespace controller gives a new host namespace, and the
+ *   VirtualCluster's UID (label) and name (annotation) the agent seals its kubeconfig for
+ *   (HOST_NAMESPACE_VIRTUALCLUSTER).
+ * - The isolation baseline's NetworkPolicies, from the host-namespace controller's own
+ *   `renderNetworkPolicies` and settings.
+ * - The ResourceQuota, LimitRange, k3k Cluster and API NodePort Service, from the
+ *   VirtualCluster controller's own render functions: byte for byte its local children. The
+ *   k3k Cluster is `CreateOnly`, as the local one is `OnDelete`: created once, never rewritten.
+ * - The ConfigMap the agent seals the kubeconfig into, observed only (`ReadOnly`).
+ *
+ * Feedback: the Service's `spec.ports[0].nodePort` (FEEDBACK.nodePort) and the sealed
+ * kubeconfig (FEEDBACK.sealedKubeconfig). Deleting the work deletes every manifest but the
+ * Namespace and the NetworkPolicies (`SelectivelyOrphan`): VirtualClusters of one namespace
+ * share them. The ReadOnly ConfigMap is never deleted by the work agent.
+ */
+import type { ResolvedPlacement, VirtualCluster } from '../generated/types/index.js';
+import { renderNetworkPolicies } from '../host-namespace/network-policies.js';
+import { appliedAnnotations } from '../host-namespace/annotations.js';
+import { planPodSecurity } from '../host-namespace/pod-security.js';
+import { isLabelValue, LABELS } from '../kube/labels.js';
+import type { KubernetesObject } from '../metacontroller/protocol.js';
+import {
+  FEEDBACK,
+  HOST_NAMESPACE_VIRTUALCLUSTER,
+  SEALED_KUBECONFIG_KEY,
+  sealedKubeconfigConfigMapName,
+  virtualClusterWorkName,
+} from '../remote/contract.js';
+import { CHILD_LABELS, MANAGED_BY } from '../virtualcluster/constants.js';
+import { childNames } from '../virtualcluster/names.js';
+import {
+  childLabels,
+  renderApiService,
+  renderK3kCluster,
+  renderLimitRange,
+  renderResourceQuota,
+} from '../virtualcluster/render.js';
+import type { DeliveryConfig } from './config.js';
+import {
+  agentConfigMap,
+  createOnly,
+  feedbackOf,
+  manifestWork,
+  orphaning,
+  readOnlyWithFeedback,
+  type ManifestWork,
+} from './manifest-work.js';
+
+/** The feedback JSONPaths of a VirtualCluster's work. */
+export const NODE_PORT_PATH = '.spec.ports[0].nodePort';
+export const SEALED_KUBECONFIG_PATH = `.data.${SEALED_KUBECONFIG_KEY}`;
+
+/** A VirtualCluster with its UID, as Metacontroller always sends it. */
+export type DeliveredVirtualCluster = VirtualCluster & { metadata: { uid: string } };
+
+/** Labels naming the VirtualCluster: its name when it is a label value, and its UID. */
+function virtualClusterLabels(vc: DeliveredVirtualCluster): Record<string, string> {
+  return {
+    [CHILD_LABELS.managedBy]: MANAGED_BY,
+    ...(isLabelValue(vc.metadata.name) ? { [CHILD_LABELS.virtualCluster]: vc.metadata.name } : {}),
+    [HOST_NAMESPACE_VIRTUALCLUSTER.uidLabel]: vc.metadata.uid,
+  };
+}
+
+/** The annotations the host-namespace controller writes on a new host namespace. */
+function baselineAnnotations(config: DeliveryConfig): Record<string, string> {
+  const podSecurity = planPodSecurity({}, {}, config.hostNamespace.podSecurityLevel);
+  const annotations: Record<string, string> = {};
+  for (const [key, value] of Object.entries(appliedAnnotations(podSecurity))) {
+    if (value !== null) annotations[key] = value;
+  }
+  return annotations;
+}
+
+export function hostNamespaceManifest(
+  vc: DeliveredVirtualCluster,
+  resolved: ResolvedPlacement,
+  config: DeliveryConfig,
+): KubernetesObject {
+  const podSecurity = planPodSecurity({}, {}, config.hostNamespace.podSecurityLevel);
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: {
+      name: resolved.hostNamespace,
+      labels: {
+        [LABELS.hostNamespace]: 'true',
+        ...podSecurity.labels,
+        ...virtualClusterLabels(vc),
+      },
+      annotations: {
+        ...baselineAnnotations(config),
+        [HOST_NAMESPACE_VIRTUALCLUSTER.nameAnnotation]: vc.metadata.name,
+      },
+    },
+  };
+}
+
+/** The work of `vc`, placed by `resolved` on a ManifestWork Cell of its ManagedCluster. */
+export function renderVirtualClusterWork(
+  vc: DeliveredVirtualCluster,
+  resolved: ResolvedPlacement,
+  config: DeliveryConfig,
+): ManifestWork {
+  const names = childNames(vc.metadata.name, vc.metadata.uid);
+  const labels = childLabels(vc, resolved);
+  const namespace = hostNamespaceManifest(vc, resolved, config);
+  const policies = renderNetworkPolicies(resolved.hostNamespace, config.hostNamespace);
+  const cluster = renderK3kCluster(names, resolved, labels);
+  const service = renderApiService(names, resolved, labels);
+  const sealed = agentConfigMap(
+    sealedKubeconfigConfigMapName(vc.metadata.name),
+    resolved.hostNamespace,
+  );
+  const manifests = [
+    namespace,
+    ...policies,
+    renderResourceQuota(names, resolved, labels),
+    renderLimitRange(names, resolved, labels),
+    cluster,
+    service,
+    sealed,
+  ];
+  return manifestWork(
+    {
+      name: virtualClusterWorkName(vc.metadata.uid),
+      namespace: resolved.cell.managedClusterName,
+      labels: virtualClusterLabels(vc),
+    },
+    manifests,
+    {
+      deleteOption: orphaning([namespace, ...policies]),
+      manifestConfigs: [
+        createOnly(cluster),
+        feedbackOf(service, [{ name: FEEDBACK.nodePort, path: NODE_PORT_PATH }]),
+        readOnlyWithFeedback(sealed, [
+          { name: FEEDBACK.sealedKubeconfig, path: SEALED_KUBECONFIG_PATH },
+        ]),
+      ],
+    },
+  );
+}
