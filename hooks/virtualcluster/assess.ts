@@ -11,7 +11,9 @@
  *   or the Cell's ManagedCluster replaced (ManagedClusterReplaced).
  * - the resolved Cell's liveness (status.ts `assessCell`, the CellLive condition);
  * - what Ready waits for among the children: the allocated NodePort, the published kubeconfig
- *   and the quota in force.
+ *   and the quota in force; on a `delivery: ManifestWork` Cell, the NodePort fed back through
+ *   the VirtualCluster's ManifestWork and the kubeconfig fed back sealed (remote.ts), whose
+ *   quota the hub does not see.
  */
 import type {
   Condition,
@@ -35,6 +37,8 @@ import {
   type Unresolved,
 } from './resolve.js';
 import { assessCell, type CellLiveness } from './cell-liveness.js';
+import { deliveredByWork } from './manifestwork.js';
+import { assessRemote, type RemoteState } from './remote.js';
 
 export interface Failure {
   reason: string;
@@ -49,7 +53,7 @@ export interface ChildrenState {
   url?: string;
   /** The kubeconfig Secret points at `url`. */
   published: boolean;
-  /** The ResourceQuota reports a non-empty `status.hard`. */
+  /** The ResourceQuota reports a non-empty `status.hard` (not seen on a ManifestWork Cell). */
   quotaInPlace: boolean;
 }
 
@@ -67,6 +71,8 @@ export interface Assessment {
   failure?: Failure;
   cell: CellLiveness;
   children: ChildrenState;
+  /** What the ManifestWork says, when `resolved` delivers the children through one. */
+  remote?: RemoteState;
 }
 
 export function assessVirtualCluster(
@@ -98,8 +104,30 @@ export function assessVirtualCluster(
     unresolved: unresolvedBecause(resolution, failure),
     failure: failure ?? cellFailure(resolved, cell),
     cell,
-    children: assessChildren(resolved, observation),
+    ...assessDelivery(vc, resolved, observation, config),
   };
+}
+
+/** The children's state: observed on the hub, or reported by the ManifestWork. */
+function assessDelivery(
+  vc: VirtualCluster,
+  resolved: ResolvedPlacement | undefined,
+  observation: VirtualClusterObservation,
+  config: Pick<VirtualClusterConfig, 'sealingKey'>,
+): Pick<Assessment, 'children' | 'remote'> {
+  if (resolved === undefined || !deliveredByWork(resolved)) {
+    return { children: assessChildren(resolved, observation) };
+  }
+  const remote = assessRemote(vc, resolved, observation, config.sealingKey);
+  const { port } = remote;
+  const url = port === undefined ? undefined : endpointUrl(resolved.endpointAddress, port);
+  const children: ChildrenState = {
+    ...(port === undefined ? {} : { port }),
+    ...(url === undefined ? {} : { url }),
+    published: url !== undefined && secretPointsAt(observation.children.secret, url),
+    quotaInPlace: false,
+  };
+  return { children, remote };
 }
 
 /** A Failed phase recorded by an earlier sync that must stay (its reason is sticky). */

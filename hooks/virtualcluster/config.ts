@@ -7,13 +7,18 @@
  * | `KUBECELL_CONTROLLER_NAMESPACE`          | `kubecell-system` | The KubeCell controller namespace, where Cells live       |
  * | `KUBECELL_NODEPORT_RANGE`                | `30000-32767`     | The apiserver's `--service-node-port-range` (FIRST-LAST)  |
  * | `KUBECELL_VIRTUALCLUSTER_RESYNC_SECONDS` | `30`              | Resync while Pending, Provisioning, Degraded or Deleting (1 to 3600) |
+ * | `KUBECELL_SEALING_KEY_FILE`              | (unset)           | The hub's private sealing key (PEM): opens the kubeconfigs of VirtualClusters on `ManifestWork` Cells |
  *
  * The first two are shared with the Cell and plan controllers and the admission webhook (same
- * names, same defaults). Invalid values throw a `ConfigError` (the hook server's) listing
+ * names, same defaults). The sealing key is read by hooks/remote/sealing.ts
+ * (`loadSealingKeyFromEnv`); without it a VirtualCluster on a `delivery: ManifestWork` Cell
+ * stays Provisioning (KubeconfigPublished False, SealingKeyMissing). Invalid values throw a `ConfigError` (the hook server's) listing
  * every problem, so the server refuses to start rather than run with a guess.
  */
-import { EnvReader, SHARED_DEFAULTS, type PortRange } from '../config/env-reader.js';
+import { ConfigError, EnvReader, SHARED_DEFAULTS, type PortRange } from '../config/env-reader.js';
+import type { KeyObject } from 'node:crypto';
 import { DEFAULT_INVENTORY_MAX_AGE_SECONDS } from '../feasibility/evaluate.js';
+import { loadSealingKeyFromEnv } from '../remote/sealing.js';
 
 export interface VirtualClusterConfig {
   /** The namespace Cells live in. */
@@ -24,6 +29,8 @@ export interface VirtualClusterConfig {
   resyncSeconds: number;
   /** How old a Cell's inventory may be for the feasibility evaluation to trust it. */
   inventoryMaxAgeSeconds: number;
+  /** The hub's private sealing key; undefined when KUBECELL_SEALING_KEY_FILE is unset. */
+  sealingKey?: KeyObject;
 }
 
 const DEFAULT_RESYNC_SECONDS = 30;
@@ -52,8 +59,16 @@ export function loadVirtualClusterConfig(
     ),
     inventoryMaxAgeSeconds: DEFAULT_INVENTORY_MAX_AGE_SECONDS,
   };
+  let sealingKey: KeyObject | undefined;
+  try {
+    sealingKey = loadSealingKeyFromEnv(env);
+  } catch (error) {
+    // One ConfigError lists every problem, the key file's included.
+    if (!(error instanceof ConfigError)) throw error;
+    error.problems.forEach((problem) => reader.problem(problem));
+  }
   reader.finish();
-  return config;
+  return sealingKey === undefined ? config : { ...config, sealingKey };
 }
 
 /**

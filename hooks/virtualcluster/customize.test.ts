@@ -19,7 +19,7 @@ import {
 
 describe('VirtualCluster controller', () => {
   describe('customize', () => {
-    it('relates the Cell, the class, the VirtualClusters of the namespace, k3k kubeconfig and the Namespace: no sibling on the Cell, no Node', () => {
+    it('relates the Cell, the class, the VirtualClusters of the namespace, k3k kubeconfig, the Namespace and its ManifestWork by name: no sibling on the Cell, no Node', () => {
       const rules = customizeVirtualCluster(
         { parent: virtualCluster() },
         'kubecell-system',
@@ -40,6 +40,11 @@ describe('VirtualCluster controller', () => {
           names: ['k3k-team-a-kubeconfig'],
         },
         { apiVersion: 'v1', resource: 'namespaces', names: ['tenant-a'] },
+        {
+          apiVersion: 'work.open-cluster-management.io/v1',
+          resource: 'manifestworks',
+          names: ['kubecell-vc-5d0c6a1e-8f3b-4c2a-9e7d-1a2b3c4d5e6f'],
+        },
       ]);
     });
 

@@ -1,8 +1,12 @@
 /**
  * The kubecell-virtualcluster customize hook: which objects the sync hook needs to see.
  *
- * Metacontroller caches this answer per VirtualCluster UID and generation for 20 minutes, so
- * it depends on the spec, the name and the (immutable) namespace only, never on status.
+ * Metacontroller caches this answer per VirtualCluster UID and generation for 20 minutes
+ * (metacontroller v4.17.2 pkg/controller/common/customize/manager.go: `customizeCache`, keyed by
+ * UID and generation; a status write changes neither), so whatever answer is cached must serve
+ * every later sync. It depends on the spec, the name, the UID and the (immutable) namespace,
+ * and on status only through the immutable `status.resolved.cell` of a VirtualCluster on a
+ * `delivery: ManifestWork` Cell, whose answer only narrows the one given before it resolved.
  *
  * The rules rely on `version: v2` hooks (DESIGN section 6, decision D7): `namespace` + `names`
  * may name another namespace than the parent's, and cluster-scoped kinds are listed. The sync
@@ -14,7 +18,15 @@
  * 2. the VirtualNodeClass `spec.classRef.name` (cluster-scoped, by name);
  * 3. the VirtualClusters of this namespace (a namespace hosts one, the oldest wins);
  * 4. k3k's admin kubeconfig Secret `k3k-<name>-kubeconfig` in this namespace;
- * 5. this Namespace, by name, for its `kubecell.io/host-namespace` label.
+ * 5. this Namespace, by name, for its `kubecell.io/host-namespace` label;
+ * 6. its ManifestWork `kubecell-vc-<uid>` (work.open-cluster-management.io/v1), by name in any
+ *    namespace: before resolution the ManagedCluster is not known, and this answer may stay
+ *    cached after it; the sync hook reads the one in the resolved ManagedCluster's namespace.
+ *
+ * Once resolved to a `delivery: ManifestWork` Cell, rule 6 names the ManagedCluster's namespace
+ * (a v2 hook may relate an object in another namespace than the parent's: manager.go
+ * `selectByNamespaceAndNames`), and rule 4 is left out: k3k runs on the managed cluster, and the
+ * kubeconfig comes back sealed through the work.
  *
  * Neither the VirtualClusters on the same Cell nor the Nodes are related: the Cell publishes
  * what the placement needs of them, so a sibling's change, a Node's status update or a lease
@@ -31,6 +43,8 @@ import type {
   RelatedResourceRule,
 } from '../metacontroller/protocol.js';
 import { placementRelatedResources } from '../feasibility/related.js';
+import { virtualClusterWorkName } from '../remote/contract.js';
+import { snapshotWorkRef, WORK_API_VERSION, WORK_RESOURCE } from './manifestwork.js';
 import { k3kKubeconfigSecretName } from './names.js';
 
 export function virtualClusterRelatedResources(
@@ -40,15 +54,27 @@ export function virtualClusterRelatedResources(
   const cellName = specString(vc.spec?.cellRef?.name);
   const className = specString(vc.spec?.classRef?.name);
   const namespace = vc.metadata.namespace ?? '';
+  const placement = placementRelatedResources({ cellNamespace, cellName, className, namespace });
+  const hostNamespace = { apiVersion: 'v1', resource: 'namespaces', names: [namespace] };
+  const work = { apiVersion: WORK_API_VERSION, resource: WORK_RESOURCE };
+  const remote = snapshotWorkRef(vc.status?.resolved, vc.metadata.uid);
+  if (remote !== undefined) {
+    return [
+      ...placement,
+      hostNamespace,
+      { ...work, namespace: remote.namespace, names: [remote.name] },
+    ];
+  }
   return [
-    ...placementRelatedResources({ cellNamespace, cellName, className, namespace }),
+    ...placement,
     {
       apiVersion: 'v1',
       resource: 'secrets',
       namespace,
       names: [k3kKubeconfigSecretName(vc.metadata.name)],
     },
-    { apiVersion: 'v1', resource: 'namespaces', names: [namespace] },
+    hostNamespace,
+    { ...work, names: [virtualClusterWorkName(vc.metadata.uid ?? '')] },
   ];
 }
 

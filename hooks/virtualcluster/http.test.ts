@@ -34,6 +34,7 @@ describe('VirtualCluster hooks over HTTP', function () {
       'virtualclusters tenant-a',
       'secrets tenant-a',
       'namespaces',
+      'manifestworks',
     ]);
   });
 

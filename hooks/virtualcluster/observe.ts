@@ -23,6 +23,8 @@ import {
 } from '../metacontroller/protocol.js';
 import type { VirtualClusterConfig } from './config.js';
 import { specString } from './customize.js';
+import { virtualClusterWorkName } from '../remote/contract.js';
+import { WORK_TYPE, type ManifestWork } from './manifestwork.js';
 import { childNames, k3kKubeconfigSecretName, type ChildNames } from './names.js';
 
 /** Outer keys of the children map, in the order children are rendered and reported. */
@@ -82,6 +84,11 @@ export interface VirtualClusterObservation {
   hostNamespace?: Namespace;
   /** k3k's admin kubeconfig Secret `k3k-<name>-kubeconfig`, when it exists. */
   k3kKubeconfig?: SecretObject;
+  /**
+   * The ManifestWorks named `kubecell-vc-<uid>`, in any namespace (manifestwork.ts picks the one
+   * of the resolved ManagedCluster); undefined when ManifestWorks were not observed.
+   */
+  works?: ManifestWork[];
   children: ObservedChildren;
 }
 
@@ -139,6 +146,7 @@ function observeRelated(
     k3kKubeconfigSecretName(vc.metadata.name),
     namespace,
   );
+  const works = observeWorks(vc, related);
   return {
     cellObserved: cells !== undefined,
     ...(cell ? { cell } : {}),
@@ -146,7 +154,17 @@ function observeRelated(
     ...(virtualClusters ? { virtualClusters } : {}),
     ...(hostNamespace ? { hostNamespace } : {}),
     ...(k3kKubeconfig && isJsonObject(k3kKubeconfig) ? { k3kKubeconfig } : {}),
+    ...(works ? { works } : {}),
   };
+}
+
+/**
+ * The ManifestWorks named after this VirtualCluster's UID, in any namespace; undefined when the
+ * request has no ManifestWork group (not observed). Finalize reads them too: no spec field.
+ */
+export function observeWorks(vc: VirtualCluster, related: ObjectMap): ManifestWork[] | undefined {
+  const name = virtualClusterWorkName(vc.metadata.uid ?? '');
+  return group<ManifestWork>(related, WORK_TYPE)?.filter((work) => work.metadata?.name === name);
 }
 
 /** The other VirtualClusters of this namespace (customize.ts relates no others). */

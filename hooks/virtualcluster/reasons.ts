@@ -46,10 +46,18 @@ export const REASONS = {
   ChildrenApplied: 'ChildrenApplied',
   ChildrenPending: 'ChildrenPending',
   ChildrenKept: 'ChildrenKept',
+  // ChildrenApplied on a ManifestWork Cell (K3kReady too, but for WorkApplied)
+  WorkApplied: 'WorkApplied',
+  WorkNotObserved: 'WorkNotObserved',
+  WorkNotFound: 'WorkNotFound',
+  WorkNotApplied: 'WorkNotApplied',
   // K3kReady
   K3kReady: 'K3kReady',
   K3kNotReady: 'K3kNotReady',
   K3kClusterMissing: 'K3kClusterMissing',
+  // K3kReady on a ManifestWork Cell
+  K3kKubeconfigFedBack: 'K3kKubeconfigFedBack',
+  WorkNotAvailable: 'WorkNotAvailable',
   // KubeconfigPublished
   KubeconfigPublished: 'KubeconfigPublished',
   WaitingForNodePort: 'WaitingForNodePort',
@@ -58,6 +66,10 @@ export const REASONS = {
   K3kKubeconfigRejected: 'K3kKubeconfigRejected',
   SecretNotApplied: 'SecretNotApplied',
   SecretOutdated: 'SecretOutdated',
+  // KubeconfigPublished on a ManifestWork Cell (K3kReady too, for the first)
+  WaitingForSealedKubeconfig: 'WaitingForSealedKubeconfig',
+  SealingKeyMissing: 'SealingKeyMissing',
+  SealedKubeconfigInvalid: 'SealedKubeconfigInvalid',
   // CellLive
   LeaseFresh: 'LeaseFresh',
   CellNotObserved: 'CellNotObserved',

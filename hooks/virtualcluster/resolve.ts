@@ -281,6 +281,7 @@ export function snapshot(
       name: cell.metadata.name,
       uid: cell.metadata.uid ?? '',
       managedClusterName: cell.spec.managedClusterRef.name,
+      ...deliveryField(cell),
       machineProfile: {
         name: profile.name,
         ...(profile.devices === undefined
@@ -303,6 +304,16 @@ export function snapshot(
     endpointAddress,
     resolvedAt: formatTime(now),
   };
+}
+
+/**
+ * The Cell's `spec.delivery`, copied as the Cell has it (the apiserver defaults it to Local);
+ * nothing when absent or not one of the values (absent means Local), so a Cell without the field
+ * gives the snapshot it gave before the field existed.
+ */
+function deliveryField(cell: Cell): Pick<ResolvedPlacement['cell'], 'delivery'> {
+  const delivery: unknown = cell.spec.delivery;
+  return delivery === 'Local' || delivery === 'ManifestWork' ? { delivery } : {};
 }
 
 function sortedRecord<V>(record: Record<string, V | undefined>): Record<string, V> {

@@ -132,8 +132,7 @@ export function childrenAppliedCondition(
     const message = `No usable status.resolved; the existing children are kept unchanged: ${listed(observed)}.`;
     return applied('Unknown', REASONS.ChildrenKept, message);
   }
-  const present = new Set(observed.map(childId));
-  const missing = rendering.children.filter((obj) => !present.has(childId(obj)));
+  const missing = missingChildren(rendering.children, observed);
   return missing.length === 0
     ? applied('True', REASONS.ChildrenApplied, `Every child exists: ${listed(rendering.children)}.`)
     : applied('False', REASONS.ChildrenPending, `children to be applied: ${listed(missing)}`);
@@ -146,6 +145,18 @@ function childId(obj: KubernetesObject): string {
 function listed(objects: readonly KubernetesObject[]): string {
   return objects.map((obj) => `${obj.kind} ${obj.metadata.name}`).join(', ');
 }
+
+/** The rendered children that were not observed (by type and name). */
+export function missingChildren(
+  rendered: readonly KubernetesObject[],
+  observed: readonly KubernetesObject[],
+): KubernetesObject[] {
+  const present = new Set(observed.map(childId));
+  return rendered.filter((obj) => !present.has(childId(obj)));
+}
+
+/** `Kind name, Kind name` of the objects, for messages. */
+export const listedChildren = listed;
 
 // --- K3kReady ---
 
@@ -279,6 +290,10 @@ export function missingForReady(
   return missing;
 }
 
+/** Ready's message on a local Cell. */
+const READY_MESSAGE =
+  'The k3k Cluster is ready, the NodePort is allocated, the kubeconfig is published and the quota is in place.';
+
 export interface Phase {
   phase: VirtualClusterPhase;
   reason: string;
@@ -290,6 +305,7 @@ export function phaseOf(
   assessment: Pick<Assessment, 'deleting' | 'failure' | 'resolved' | 'cell'>,
   resolvedVerdict: Verdict,
   missing: readonly string[],
+  readyMessage: string = READY_MESSAGE,
 ): Phase {
   if (assessment.deleting) {
     const message = 'The VirtualCluster is being deleted; see status.cleanup.';
@@ -300,7 +316,7 @@ export function phaseOf(
     const message = `Not resolved: ${resolvedVerdict.message}`;
     return { phase: 'Pending', reason: REASONS.Pending, message };
   }
-  return degradedPhase(assessment.cell) ?? provisioningPhase(missing);
+  return degradedPhase(assessment.cell) ?? provisioningPhase(missing, readyMessage);
 }
 
 /** Degraded while the resolved Cell is not live or lost its inventory. */
@@ -317,14 +333,12 @@ function degradedPhase(cell: CellLiveness): Phase | undefined {
 }
 
 /** Provisioning while anything Ready waits for is missing; Ready once nothing is. */
-function provisioningPhase(missing: readonly string[]): Phase {
+function provisioningPhase(missing: readonly string[], readyMessage: string): Phase {
   if (missing.length > 0) {
     const message = `Waiting for ${missing.join('; ')}.`;
     return { phase: 'Provisioning', reason: REASONS.Provisioning, message };
   }
-  const message =
-    'The k3k Cluster is ready, the NodePort is allocated, the kubeconfig is published and the quota is in place.';
-  return { phase: 'Ready', reason: REASONS.Ready, message };
+  return { phase: 'Ready', reason: REASONS.Ready, message: readyMessage };
 }
 
 /** Ready: True in phase Ready; otherwise False with the phase's reason and message. */

@@ -13,9 +13,14 @@
  * Metacontroller retries then, without a SyncError event) rather than resolved again: see
  * `staleCopyEvidence` in resolve.ts.
  *
- * Finalize: observe the children → what remains (cleanup.ts) → status. It returns no children,
- * lists what remains in `status.cleanup` and answers `finalized: true` once nothing remains, or
- * at once with the annotation `kubecell.io/skip-cleanup=true`. It reads no spec field.
+ * On a `delivery: ManifestWork` Cell (status.resolved.cell.delivery) the render phase returns
+ * the kubeconfig Secret alone, and ChildrenApplied, K3kReady and KubeconfigPublished come from
+ * the VirtualCluster's ManifestWork (remote.ts, remote-status.ts).
+ *
+ * Finalize: observe the children (and, on a ManifestWork Cell, the ManifestWork) → what remains
+ * (cleanup.ts) → status. It returns no children, lists what remains in `status.cleanup` and
+ * answers `finalized: true` once nothing remains, or at once with the annotation
+ * `kubecell.io/skip-cleanup=true`. It reads no spec field.
  */
 import type {
   ResolvedPlacement,
@@ -25,19 +30,33 @@ import type {
 } from '../generated/types/index.js';
 import { compareStrings } from '../feasibility/resources.js';
 import { isJsonObject } from '../json/json.js';
-import type { CompositeSyncRequest, CompositeSyncResponse } from '../metacontroller/protocol.js';
+import type {
+  CompositeSyncRequest,
+  CompositeSyncResponse,
+  ObjectMap,
+} from '../metacontroller/protocol.js';
 import { reconcileConditions } from '../status/conditions.js';
 import { assessVirtualCluster, type Assessment } from './assess.js';
-import { assessCleanup, type Cleanup } from './cleanup.js';
+import { assessCleanup, type Cleanup, type WorkCleanup } from './cleanup.js';
 import type { VirtualClusterConfig } from './config.js';
+import { findWork, snapshotWorkRef } from './manifestwork.js';
 import {
   observeOwnChildren,
   observeVirtualCluster,
+  observeWorks,
   priorStatus,
   type PriorStatus,
   type ResourceQuota,
   type VirtualClusterObservation,
 } from './observe.js';
+import { renderRemoteChildren } from './remote.js';
+import {
+  remoteChildrenAppliedCondition,
+  remoteK3kReadyCondition,
+  remoteKubeconfigPublishedCondition,
+  remoteMissingForReady,
+  remoteReadyMessage,
+} from './remote-status.js';
 import { renderVirtualCluster, type Rendering } from './render.js';
 import {
   childrenAppliedCondition,
@@ -62,7 +81,7 @@ export function syncVirtualCluster(
   const prior = priorStatus(vc);
   const observation = observeVirtualCluster(vc, request.related, request.children, config);
   const assessment = assessVirtualCluster(vc, prior, observation, config, now);
-  const rendering = renderVirtualCluster(vc, assessment.resolved, observation);
+  const rendering = renderChildren(vc, assessment, observation);
   const outcome = { prior, observation, assessment, rendering };
   const status = syncStatus(vc.metadata.generation, outcome, now);
   const settled = status.phase === 'Ready' || status.phase === 'Failed';
@@ -80,7 +99,8 @@ export function finalizeVirtualCluster(
 ): CompositeSyncResponse {
   const vc = request.parent;
   const prior = priorStatus(vc);
-  const cleanup = assessCleanup(vc, observeOwnChildren(vc, request.children));
+  const work = observeOwnWork(vc, prior, request.related);
+  const cleanup = assessCleanup(vc, observeOwnChildren(vc, request.children), work);
   const status = deletingStatus(vc.metadata.generation, prior, cleanup, now);
   return {
     status,
@@ -88,6 +108,30 @@ export function finalizeVirtualCluster(
     finalized: cleanup.finalized,
     ...(cleanup.finalized ? {} : { resyncAfterSeconds: config.resyncSeconds }),
   };
+}
+
+/** The children: the local ones, or on a ManifestWork Cell the kubeconfig Secret alone. */
+function renderChildren(
+  vc: VirtualCluster,
+  assessment: Assessment,
+  observation: VirtualClusterObservation,
+): Rendering {
+  const { resolved, remote } = assessment;
+  return resolved !== undefined && remote !== undefined
+    ? renderRemoteChildren(vc, resolved, observation, remote)
+    : renderVirtualCluster(vc, resolved, observation);
+}
+
+/** On a ManifestWork Cell (by the stored snapshot), whether its ManifestWork is still there. */
+function observeOwnWork(
+  vc: VirtualCluster,
+  prior: PriorStatus,
+  related: ObjectMap,
+): WorkCleanup | undefined {
+  const ref = snapshotWorkRef(prior.status.resolved, vc.metadata.uid);
+  if (ref === undefined) return undefined;
+  const works = observeWorks(vc, related);
+  return { ref, observed: works !== undefined, present: findWork(works, ref) !== undefined };
 }
 
 /** The status a sync returns: the placement, the endpoint and credential, the conditions. */
@@ -126,16 +170,12 @@ interface SyncOutcome {
 
 /** Every condition of a sync in the order the status lists them, Ready last, and the phase. */
 function syncConditions(inputs: SyncOutcome): { phase: Phase; verdicts: Verdict[] } {
-  const { prior, observation, assessment, rendering } = inputs;
-  const { resolved, children } = assessment;
-  const resolvedVerdict = resolvedCondition(resolved, assessment.unresolved);
-  const applied = childrenAppliedCondition(rendering, observation);
-  const k3k = k3kReadyCondition(observation.children.cluster, resolved !== undefined);
-  const kubeconfig = kubeconfigPublishedCondition(resolved, rendering, children, observation);
-  const missing = missingForReady({ applied, k3k, kubeconfig }, children, observation.names);
-  const phase = phaseOf(assessment, resolvedVerdict, missing);
+  const { prior, assessment } = inputs;
+  const resolvedVerdict = resolvedCondition(assessment.resolved, assessment.unresolved);
+  const { applied, k3k, kubeconfig, missing, readyMessage } = childConditions(inputs);
+  const phase = phaseOf(assessment, resolvedVerdict, missing, readyMessage);
   const verdicts = [
-    feasibleCondition(assessment.evaluation, resolved, prior.conditions),
+    feasibleCondition(assessment.evaluation, assessment.resolved, prior.conditions),
     resolvedVerdict,
     applied,
     k3k,
@@ -144,6 +184,31 @@ function syncConditions(inputs: SyncOutcome): { phase: Phase; verdicts: Verdict[
     readyCondition(phase),
   ];
   return { phase, verdicts };
+}
+
+/** ChildrenApplied, K3kReady, KubeconfigPublished and what Ready waits for among them. */
+function childConditions(inputs: SyncOutcome): {
+  applied: Verdict;
+  k3k: Verdict;
+  kubeconfig: Verdict;
+  missing: string[];
+  readyMessage?: string;
+} {
+  const { observation, assessment, rendering } = inputs;
+  const { resolved, children, remote } = assessment;
+  if (remote !== undefined && rendering.rendered) {
+    const applied = remoteChildrenAppliedCondition(remote, rendering, observation);
+    const k3k = remoteK3kReadyCondition(remote);
+    const kubeconfig = remoteKubeconfigPublishedCondition(remote, rendering, children, observation);
+    const verdicts = { applied, k3k, kubeconfig };
+    const missing = remoteMissingForReady(remote, verdicts, children, observation.names.service);
+    return { ...verdicts, missing, readyMessage: remoteReadyMessage(remote, children.url) };
+  }
+  const applied = childrenAppliedCondition(rendering, observation);
+  const k3k = k3kReadyCondition(observation.children.cluster, resolved !== undefined);
+  const kubeconfig = kubeconfigPublishedCondition(resolved, rendering, children, observation);
+  const missing = missingForReady({ applied, k3k, kubeconfig }, children, observation.names);
+  return { applied, k3k, kubeconfig, missing };
 }
 
 /** `status.resolved`: the snapshot in use, or the stored one kept as it is when unusable. */

@@ -1,4 +1,5 @@
 /** Fixtures for the VirtualCluster tests: the JSON Metacontroller would send (not loaded in production). */
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { API_VERSION } from '../api/kinds.js';
 import type {
   Cell,
@@ -18,6 +19,8 @@ import {
   type ObjectMap,
 } from '../metacontroller/protocol.js';
 import { DEFAULT_VIRTUALCLUSTER_CONFIG, type VirtualClusterConfig } from './config.js';
+import { sealFor } from '../remote/sealing.js';
+import { WORK_TYPE } from './manifestwork.js';
 import { CHILD_TYPES, type SecretObject } from './observe.js';
 import { syncVirtualCluster } from './sync.js';
 
@@ -240,6 +243,7 @@ const RELATED_GROUPS = [
   TYPE_KEYS.virtualCluster,
   TYPE_KEYS.secret,
   TYPE_KEYS.namespace,
+  WORK_TYPE,
 ];
 const CHILD_GROUPS = Object.values(CHILD_TYPES);
 
@@ -414,3 +418,147 @@ export const FORBIDDEN_KUBECONFIGS: readonly { what: string; source: string; pat
     path: 'users[0].user.tokenFile',
   },
 ];
+
+// --- a Cell with delivery ManifestWork (decision D34) ---
+
+/** The ManagedCluster of remoteCell(): the hub namespace of its ManifestWorks. */
+export const REMOTE_CLUSTER = 'cell-remote';
+
+/** cell() with `delivery: ManifestWork`, bound to REMOTE_CLUSTER. */
+export function remoteCell(): Cell {
+  const remote = cell();
+  remote.spec.delivery = 'ManifestWork';
+  remote.spec.managedClusterRef = { name: REMOTE_CLUSTER };
+  return remote;
+}
+
+export function remoteRelated(): KubernetesObject[] {
+  return [remoteCell(), smallClass(), hostNamespace()];
+}
+
+let testKeys: { privateKey: KeyObject; publicKeyPem: string } | undefined;
+
+/** A 2048-bit RSA sealing key pair made once per test run (never a key of any installation). */
+export function sealingKeys(): { privateKey: KeyObject; publicKeyPem: string } {
+  if (testKeys === undefined) {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    testKeys = { privateKey, publicKeyPem };
+  }
+  return testKeys;
+}
+
+/** CONFIG with the hub's private key of sealingKeys(). */
+export function remoteConfig(): VirtualClusterConfig {
+  return { ...CONFIG, sealingKey: sealingKeys().privateKey };
+}
+
+/** K3K_KUBECONFIG (or `text`) sealed by the agent for the VirtualCluster `uid`. */
+export function sealedKubeconfig(uid: string = VC_UID, text: string = K3K_KUBECONFIG): string {
+  return sealFor(sealingKeys().publicKeyPem, uid, text);
+}
+
+/**
+ * The ManifestWork kubecell-vc-<VC_UID> as OCM's work agent reports it (ocm v1.3.1: `Applied`
+ * from manifestwork_reconciler.go, `Available` from spoke/conditions/helpers.go), with the
+ * NodePort of the API Service and the sealed kubeconfig fed back when given.
+ */
+export function manifestWork(
+  options: {
+    applied?: boolean;
+    available?: boolean;
+    nodePort?: number;
+    sealed?: string;
+    namespace?: string;
+  } = {},
+): KubernetesObject {
+  const condition = (type: string, holds: boolean, reason: string, message: string) => ({
+    type,
+    status: holds ? 'True' : 'False',
+    reason,
+    message,
+    lastTransitionTime: '2026-11-30T00:00:05Z',
+    observedGeneration: 1,
+  });
+  const manifest = (ordinal: number, kind: string, name: string, values: unknown[]) => ({
+    resourceMeta: {
+      ordinal,
+      group: '',
+      version: 'v1',
+      kind,
+      resource: `${kind.toLowerCase()}s`,
+      name,
+      namespace: 'tenant-a',
+    },
+    statusFeedback: { values },
+    conditions: [],
+  });
+  const applied = options.applied ?? true;
+  const available = options.available ?? applied;
+  return {
+    apiVersion: 'work.open-cluster-management.io/v1',
+    kind: 'ManifestWork',
+    metadata: {
+      name: `kubecell-vc-${VC_UID}`,
+      namespace: options.namespace ?? REMOTE_CLUSTER,
+      uid: 'work-uid',
+    },
+    spec: { workload: { manifests: [] } },
+    status: {
+      conditions: [
+        applied
+          ? condition(
+              'Applied',
+              true,
+              'AppliedManifestWorkComplete',
+              'Apply manifest work complete',
+            )
+          : condition(
+              'Applied',
+              false,
+              'AppliedManifestWorkFailed',
+              'Failed to apply manifest work',
+            ),
+        available
+          ? condition('Available', true, 'ResourcesAvailable', 'All resources are available')
+          : condition(
+              'Available',
+              false,
+              'ResourcesNotAvailable',
+              '1 of 7 resources are not available',
+            ),
+      ],
+      resourceStatus: {
+        manifests: [
+          manifest(
+            4,
+            'Service',
+            'kubecell-team-a-api',
+            options.nodePort === undefined
+              ? []
+              : [{ name: 'nodePort', fieldValue: { type: 'Integer', integer: options.nodePort } }],
+          ),
+          manifest(
+            6,
+            'ConfigMap',
+            'kubecell-team-a-sealed-kubeconfig',
+            options.sealed === undefined
+              ? []
+              : [
+                  {
+                    name: 'sealedKubeconfig',
+                    fieldValue: { type: 'String', string: options.sealed },
+                  },
+                ],
+          ),
+        ],
+      },
+    },
+  } as KubernetesObject;
+}
+
+/** A VirtualCluster resolved on remoteCell(), as the next sync receives it. */
+export function remoteResolved(): VirtualCluster {
+  const vc = virtualCluster();
+  return withStatus(vc, runSync(vc, remoteRelated()).status);
+}

@@ -1,0 +1,204 @@
+/**
+ * The ChildrenApplied, K3kReady and KubeconfigPublished conditions of a VirtualCluster on a
+ * `delivery: ManifestWork` Cell, and what its Ready waits for, from its ManifestWork (remote.ts).
+ * The other conditions and the phase are the local ones (status.ts).
+ *
+ * - ChildrenApplied: the work exists and OCM's work agent reports it `Applied`, and the
+ *   kubeconfig Secret rendered on the hub exists.
+ * - K3kReady: k3k's own Cluster status is not fed back; it stands for the work being `Available`
+ *   and k3k's admin kubeconfig having come back sealed.
+ * - KubeconfigPublished: the NodePort and the sealed kubeconfig fed back, opened with the hub's
+ *   sealing key, and the Secret published from it exactly as for a local Cell.
+ *
+ * No message holds a time or anything of the kubeconfig, so the same work gives the same status.
+ */
+import { echo } from '../json/echo.js';
+import { verdict } from '../status/conditions.js';
+import type { ChildrenState } from './assess.js';
+import { describeCondition } from './manifestwork.js';
+import type { VirtualClusterObservation } from './observe.js';
+import { REASONS } from './reasons.js';
+import type { RemoteState } from './remote.js';
+import type { Rendering, SecretPlan } from './render.js';
+import { missingChildren, listedChildren, type Verdict } from './status.js';
+
+type Words = [status: Verdict['status'], reason: string, message: string];
+
+/** Why the work is not there, or not `need` (Applied or Available); undefined when it is. */
+function workProblem(remote: RemoteState, need: 'Applied' | 'Available'): Words | undefined {
+  const { namespace, name } = remote.ref;
+  if (!remote.observed) {
+    const message = `ManifestWorks were not observed (no ManifestWork group in the request); ManifestWork ${name} in namespace ${namespace} is read on the next sync.`;
+    return ['Unknown', REASONS.WorkNotObserved, message];
+  }
+  if (remote.work === undefined) {
+    const message = `ManifestWork ${name} does not exist in namespace ${namespace} yet: the kubecell-delivery controller writes it for ManagedCluster ${namespace}.`;
+    return ['False', REASONS.WorkNotFound, message];
+  }
+  const condition = need === 'Applied' ? remote.applied : remote.available;
+  if (condition?.status === 'True') return undefined;
+  const state = describeCondition(need, condition, (text) => echo(text));
+  return need === 'Applied'
+    ? [
+        'False',
+        REASONS.WorkNotApplied,
+        `OCM's work agent of ManagedCluster ${namespace} has not applied ManifestWork ${name}: ${state}.`,
+      ]
+    : [
+        'False',
+        REASONS.WorkNotAvailable,
+        `OCM's work agent of ManagedCluster ${namespace} does not report every resource of ManifestWork ${name} available: ${state}.`,
+      ];
+}
+
+export function remoteChildrenAppliedCondition(
+  remote: RemoteState,
+  rendering: Extract<Rendering, { rendered: true }>,
+  observation: VirtualClusterObservation,
+): Verdict {
+  const problem = workProblem(remote, 'Applied');
+  if (problem !== undefined) return verdict('ChildrenApplied', ...problem);
+  const missing = missingChildren(rendering.children, observation.children.all);
+  if (missing.length > 0) {
+    const message = `children to be applied: ${listedChildren(missing)}`;
+    return verdict('ChildrenApplied', 'False', REASONS.ChildrenPending, message);
+  }
+  const { namespace, name } = remote.ref;
+  const onHub =
+    rendering.children.length === 0 ? '' : `; on the hub: ${listedChildren(rendering.children)}`;
+  const message = `ManifestWork ${name} is applied on ManagedCluster ${namespace}${onHub}.`;
+  return verdict('ChildrenApplied', 'True', REASONS.WorkApplied, message);
+}
+
+export function remoteK3kReadyCondition(remote: RemoteState): Verdict {
+  const problem = workProblem(remote, 'Available');
+  if (problem !== undefined) return verdict('K3kReady', ...problem);
+  const { namespace, name } = remote.ref;
+  if (remote.kubeconfig.state === 'absent') {
+    const message = `k3k's Cluster status is not fed back; waiting for k3k's admin kubeconfig to come back sealed (feedback sealedKubeconfig of ConfigMap ${remote.sealedConfigMap} in ManifestWork ${name}).`;
+    return verdict('K3kReady', 'False', REASONS.WaitingForSealedKubeconfig, message);
+  }
+  const message = `ManifestWork ${name} is available on ManagedCluster ${namespace} and k3k's admin kubeconfig came back sealed (k3k's Cluster status is not fed back).`;
+  return verdict('K3kReady', 'True', REASONS.K3kKubeconfigFedBack, message);
+}
+
+export function remoteKubeconfigPublishedCondition(
+  remote: RemoteState,
+  rendering: Extract<Rendering, { rendered: true }>,
+  children: ChildrenState,
+  observation: VirtualClusterObservation,
+): Verdict {
+  const published = (words: Words) => verdict('KubeconfigPublished', ...words);
+  const { names } = observation;
+  const { name } = remote.ref;
+  if (children.published && children.url !== undefined) {
+    const message = `Secret ${names.secret} (key kubeconfig.yaml) points at ${children.url}.`;
+    return published(['True', REASONS.KubeconfigPublished, message]);
+  }
+  if (children.port === undefined) {
+    const message = `ManifestWork ${name} has not fed back the NodePort of Service ${names.service} yet (feedback nodePort).`;
+    return published([
+      'False',
+      REASONS.WaitingForNodePort,
+      message + kept(rendering.secret, names.secret),
+    ]);
+  }
+  return published(kubeconfigWords(remote, rendering.secret, observation));
+}
+
+/** Why the kubeconfig is not published yet, once the NodePort is known. */
+function kubeconfigWords(
+  remote: RemoteState,
+  plan: SecretPlan,
+  observation: VirtualClusterObservation,
+): Words {
+  const { name } = remote.ref;
+  const secret = observation.names.secret;
+  const after = kept(plan, secret);
+  const { kubeconfig } = remote;
+  switch (kubeconfig.state) {
+    case 'absent':
+      return [
+        'False',
+        REASONS.WaitingForSealedKubeconfig,
+        `ManifestWork ${name} has not fed back the sealed kubeconfig of ConfigMap ${remote.sealedConfigMap} yet (feedback sealedKubeconfig).${after}`,
+      ];
+    case 'noKey':
+      return [
+        'False',
+        REASONS.SealingKeyMissing,
+        `The hook server has no sealing key (KUBECELL_SEALING_KEY_FILE is unset), so the kubeconfig ManifestWork ${name} fed back sealed cannot be opened.${after}`,
+      ];
+    case 'invalid':
+      return [
+        'False',
+        REASONS.SealedKubeconfigInvalid,
+        `The sealed kubeconfig ManifestWork ${name} fed back cannot be opened: ${kubeconfig.problem}.${after}`,
+      ];
+    case 'unsealed':
+      return unsealedWords(remote, plan, observation);
+  }
+}
+
+/** The kubeconfig was opened: refused by the allowlist, or its Secret is on its way. */
+function unsealedWords(
+  remote: RemoteState,
+  plan: SecretPlan,
+  observation: VirtualClusterObservation,
+): Words {
+  const secret = observation.names.secret;
+  const source = `k3k's kubeconfig fed back sealed through ConfigMap ${remote.sealedConfigMap}`;
+  if (plan.kind !== 'render') {
+    const rejected = plan.why === 'k3kRejected';
+    return [
+      'False',
+      rejected ? REASONS.K3kKubeconfigRejected : REASONS.K3kKubeconfigInvalid,
+      `${source} ${rejected ? 'is not published' : 'cannot be used'}: ${plan.problem ?? (rejected ? 'refused' : 'unreadable')}.${kept(plan, secret)}`,
+    ];
+  }
+  if (observation.children.secret === undefined) {
+    return ['False', REASONS.SecretNotApplied, `Secret ${secret} does not exist yet.`];
+  }
+  const message = `Secret ${secret} is being updated to point at the current endpoint.`;
+  return ['False', REASONS.SecretOutdated, message];
+}
+
+/** What became of the Secret already published: kept as it is, or withdrawn (and why). */
+function kept(plan: SecretPlan, secret: string): string {
+  if (plan.kind === 'keep') return ` The published Secret ${secret} is kept as it is.`;
+  if (plan.kind === 'none' && plan.withdrawn !== undefined) {
+    return ` The published Secret ${secret} was withdrawn: ${plan.withdrawn}.`;
+  }
+  return '';
+}
+
+/** What Ready still waits for on a ManifestWork Cell, in words; empty when nothing. */
+export function remoteMissingForReady(
+  remote: RemoteState,
+  conditions: { applied: Verdict; k3k: Verdict; kubeconfig: Verdict },
+  children: ChildrenState,
+  service: string,
+): string[] {
+  const { namespace, name } = remote.ref;
+  const { applied, k3k, kubeconfig } = conditions;
+  const missing: string[] = [];
+  if (applied.status !== 'True') {
+    missing.push(
+      applied.reason === REASONS.ChildrenPending
+        ? applied.message
+        : `ManifestWork ${name} in namespace ${namespace} to be applied (${applied.reason})`,
+    );
+  }
+  if (k3k.status !== 'True') missing.push(`the k3k Cluster on the managed cluster (${k3k.reason})`);
+  if (children.port === undefined) {
+    missing.push(`ManifestWork ${name} to feed back the NodePort of Service ${service}`);
+  }
+  if (!children.published) missing.push(`the kubeconfig Secret (${kubeconfig.reason})`);
+  return missing;
+}
+
+/** Ready's message on a ManifestWork Cell once nothing is missing. */
+export function remoteReadyMessage(remote: RemoteState, url: string | undefined): string {
+  const { namespace, name } = remote.ref;
+  return `ManifestWork ${name} is applied and available on ManagedCluster ${namespace}, k3k's kubeconfig came back sealed and is published for ${url ?? ''}.`;
+}

@@ -1,0 +1,171 @@
+/**
+ * What a sync of a VirtualCluster on a `delivery: ManifestWork` Cell learns from its
+ * ManifestWork (manifestwork.ts): whether OCM's work agent applied it and reports it Available,
+ * the NodePort of the API Service (feedback `nodePort`, Integer) and k3k's admin kubeconfig as
+ * the KubeCell cell agent sealed it for this VirtualCluster's UID (feedback `sealedKubeconfig`,
+ * String, of the ConfigMap `kubecell-<name>-sealed-kubeconfig`), opened with the hub's private
+ * sealing key (hooks/remote/sealing.ts). The opened kubeconfig then takes the local publish path
+ * (render.ts `planSecret`: allowlist, server rewritten to the endpoint, kept once published).
+ *
+ * Nothing read from the work is echoed but names, condition words and the sealing module's own
+ * problem (which never holds key or secret material); the kubeconfig never is.
+ */
+import type { KeyObject } from 'node:crypto';
+import type { ResolvedPlacement, VirtualCluster } from '../generated/types/index.js';
+import { echo } from '../json/echo.js';
+import type { ObjectCondition } from '../kube/objects.js';
+import { FEEDBACK, sealedKubeconfigConfigMapName } from '../remote/contract.js';
+import { SealingError, unseal } from '../remote/sealing.js';
+import { KUBECONFIG_KEY } from './constants.js';
+import { configMapMeta, feedbackValue, type FeedbackValue } from '../remote/feedback.js';
+import {
+  findWork,
+  workCondition,
+  workRef,
+  type ManifestWork,
+  type WorkRef,
+} from './manifestwork.js';
+import type { SecretObject, VirtualClusterObservation } from './observe.js';
+import { childLabels, planSecret, type Rendering } from './render.js';
+
+/** The kubeconfig fed back sealed: opened, not fed back yet, no key to open it, or unusable. */
+export type RemoteKubeconfig =
+  | { state: 'unsealed'; source: SecretObject }
+  | { state: 'absent' }
+  | { state: 'noKey' }
+  | { state: 'invalid'; problem: string };
+
+export interface RemoteState {
+  /** The work's namespace (the ManagedCluster's) and name (`kubecell-vc-<uid>`). */
+  ref: WorkRef;
+  /** ManifestWorks were in the request (customize relates them); false: not observed. */
+  observed: boolean;
+  work?: ManifestWork;
+  applied?: ObjectCondition;
+  available?: ObjectCondition;
+  /** The NodePort the managed cluster's apiserver allocated, as fed back. */
+  port?: number;
+  /** The ConfigMap (in the host namespace on the managed cluster) whose `data.sealed` is fed back. */
+  sealedConfigMap: string;
+  kubeconfig: RemoteKubeconfig;
+}
+
+/**
+ * Most characters of a sealed kubeconfig: the envelope of the largest kubeconfig published
+ * (64 KiB), twice base64-encoded, is about 117,000; anything longer is refused before it is
+ * decoded.
+ */
+export const MAX_SEALED_CHARS = 256 * 1024;
+
+export function assessRemote(
+  vc: VirtualCluster,
+  resolved: ResolvedPlacement,
+  observation: Pick<VirtualClusterObservation, 'works' | 'names'>,
+  sealingKey: KeyObject | undefined,
+): RemoteState {
+  const ref = workRef(resolved, vc.metadata.uid);
+  const work = findWork(observation.works, ref);
+  const sealedConfigMap = sealedKubeconfigConfigMapName(vc.metadata.name);
+  const base = { ref, observed: observation.works !== undefined, sealedConfigMap };
+  if (work === undefined) return { ...base, kubeconfig: { state: 'absent' } };
+  const namespace = resolved.hostNamespace;
+  const port = fedBackPort(work, namespace, observation.names.service);
+  const sealed = feedbackValue(
+    work,
+    configMapMeta(namespace, sealedConfigMap),
+    FEEDBACK.sealedKubeconfig,
+  );
+  const applied = workCondition(work, 'Applied');
+  const available = workCondition(work, 'Available');
+  return {
+    ...base,
+    work,
+    ...(applied === undefined ? {} : { applied }),
+    ...(available === undefined ? {} : { available }),
+    ...(port === undefined ? {} : { port }),
+    kubeconfig: openSealed(sealed, vc.metadata.uid ?? '', sealingKey, sealedConfigMap, namespace),
+  };
+}
+
+/** The API Service's NodePort as fed back (an Integer from 1 to 65535), if it was. */
+function fedBackPort(work: ManifestWork, namespace: string, service: string): number | undefined {
+  const value = feedbackValue(
+    work,
+    { group: '', version: 'v1', kind: 'Service', namespace, name: service },
+    FEEDBACK.nodePort,
+  );
+  const port: unknown = value?.type === 'Integer' && 'integer' in value ? value.integer : undefined;
+  return typeof port === 'number' && Number.isInteger(port) && port > 0 && port <= 65535
+    ? port
+    : undefined;
+}
+
+/** Opens the fed-back sealed kubeconfig for this VirtualCluster's UID. */
+function openSealed(
+  value: FeedbackValue | undefined,
+  uid: string,
+  key: KeyObject | undefined,
+  configMap: string,
+  namespace: string,
+): RemoteKubeconfig {
+  if (value === undefined) return { state: 'absent' };
+  const sealed: unknown = value.type === 'String' && 'string' in value ? value.string : undefined;
+  if (typeof sealed !== 'string') {
+    return {
+      state: 'invalid',
+      problem: `it was fed back as type ${echo(value.type, 32)}, not String`,
+    };
+  }
+  if (sealed === '') return { state: 'absent' };
+  if (sealed.length > MAX_SEALED_CHARS) {
+    return {
+      state: 'invalid',
+      problem: `it is ${sealed.length} characters, more than the ${MAX_SEALED_CHARS} a sealed kubeconfig of at most 64 KiB takes`,
+    };
+  }
+  if (key === undefined) return { state: 'noKey' };
+  try {
+    const text = unseal(key, uid, sealed);
+    return { state: 'unsealed', source: openedSecret(text, configMap, namespace) };
+  } catch (error) {
+    const problem = error instanceof SealingError ? echo(error.message, 512) : 'cannot unseal it';
+    return { state: 'invalid', problem };
+  }
+}
+
+/**
+ * The opened kubeconfig in the shape of k3k's Secret, so that it takes the local publish path
+ * (render.ts `planSecret`) unchanged; named after the ConfigMap it came from.
+ */
+function openedSecret(text: string, configMap: string, namespace: string): SecretObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: configMap, namespace },
+    type: 'Opaque',
+    data: { [KUBECONFIG_KEY]: Buffer.from(text, 'utf8').toString('base64') },
+  };
+}
+
+/**
+ * The children a sync on a ManifestWork Cell returns: the kubeconfig Secret on the hub alone
+ * (the kubecell-delivery controller puts the others into the ManifestWork), planned exactly as
+ * the local one, from the fed-back NodePort and the opened kubeconfig.
+ */
+export function renderRemoteChildren(
+  vc: VirtualCluster,
+  resolved: ResolvedPlacement,
+  observation: Pick<VirtualClusterObservation, 'names' | 'children'>,
+  remote: RemoteState,
+): Extract<Rendering, { rendered: true }> {
+  const source = remote.kubeconfig.state === 'unsealed' ? remote.kubeconfig.source : undefined;
+  const secret = planSecret(
+    observation.names,
+    resolved,
+    childLabels(vc, resolved),
+    remote.port,
+    source,
+    observation.children,
+  );
+  return { rendered: true, children: secret.kind === 'none' ? [] : [secret.secret], secret };
+}
