@@ -1,9 +1,16 @@
 // A VirtualCluster on a Cell with delivery ManifestWork (decision D34): no local k3k children,
 // status from the ManifestWork's conditions and feedback, the kubeconfig unsealed and published.
 import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { ConfigError } from '../config/env-reader.js';
+import { productApp } from '../controllers/testing.js';
 import { objectsYaml, snapshotsBeside } from '../../test/support/snapshots.js';
 import type { VirtualClusterStatus } from '../generated/types/index.js';
 import type { CompositeSyncResponse, KubernetesObject } from '../metacontroller/protocol.js';
+import { loadVirtualClusterConfig } from './config.js';
 import { customizeVirtualCluster } from './customize.js';
 import { chooseEndpoint } from './resolve.js';
 import { finalizeVirtualCluster, syncVirtualCluster } from './sync.js';
@@ -23,6 +30,7 @@ import {
   remoteRelated,
   remoteResolved,
   sealedKubeconfig,
+  sealingKeys,
   smallClass,
   hostNamespace,
   statusOf,
@@ -330,3 +338,50 @@ function withoutWorks(vc: VirtualCluster) {
   delete related['ManifestWork.work.open-cluster-management.io/v1'];
   return related;
 }
+
+describe('VirtualCluster on a ManifestWork Cell: settings and HTTP', function () {
+  this.timeout(30_000);
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'kubecell-vc-sealing-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  function keyFile(): string {
+    const file = path.join(dir, 'key.pem');
+    writeFileSync(file, sealingKeys().privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    return file;
+  }
+
+  it('loads the sealing key from KUBECELL_SEALING_KEY_FILE, and refuses a file without one', () => {
+    expect(loadVirtualClusterConfig({}).sealingKey).to.equal(undefined);
+    const loaded = loadVirtualClusterConfig({ KUBECELL_SEALING_KEY_FILE: keyFile() });
+    expect(loaded.sealingKey?.asymmetricKeyType).to.equal('rsa');
+    const bad = path.join(dir, 'not-a-key.pem');
+    writeFileSync(bad, 'not a key');
+    expect(() =>
+      loadVirtualClusterConfig({
+        KUBECELL_SEALING_KEY_FILE: bad,
+        KUBECELL_VIRTUALCLUSTER_RESYNC_SECONDS: '0',
+      }),
+    )
+      .to.throw(ConfigError)
+      .with.property('problems')
+      .that.satisfies(
+        (problems: string[]) =>
+          problems.some((p) => p.startsWith('KUBECELL_SEALING_KEY_FILE=')) &&
+          problems.some((p) => p.includes('KUBECELL_VIRTUALCLUSTER_RESYNC_SECONDS')),
+      );
+  });
+
+  it('through the validation layer: the ManifestWork and status.resolved.cell.delivery pass, the Secret is published', async () => {
+    const { app } = await productApp(NOW, { KUBECELL_SEALING_KEY_FILE: keyFile() });
+    const body = syncRequest(remoteResolved(), [...remoteRelated(), readyWork()]);
+    const response = await request(app).post('/hooks/virtualcluster/sync').send(body).expect(200);
+    const children = response.body.children as KubernetesObject[];
+    expect(children.map((child) => `${child.kind}/${child.metadata.name}`)).to.deep.equal([
+      `Secret/${SECRET}`,
+    ]);
+    expect(response.body.status.endpoint).to.deep.equal({ address: ADDRESS, port: 31234 });
+  });
+});
