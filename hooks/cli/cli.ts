@@ -2,6 +2,7 @@
  * The `kubecell` command line: the command dispatcher and the overall usage. Each command lives
  * in a module of its own (validate.ts, kubeconfig.ts) and shares io.ts.
  */
+import { AGENT_USAGE, runAgentCommand } from './agent.js';
 import { EXIT_OK, EXIT_USAGE, type CliIo } from './io.js';
 import { KUBECONFIG_USAGE, runKubeconfig } from './kubeconfig.js';
 import { VALIDATE_USAGE, runValidate } from './validate.js';
@@ -15,6 +16,8 @@ export const USAGE = `Usage:
                       [--kubeconfig <file>]
       Print (or write) the admin kubeconfig of a Ready VirtualCluster, read with your own
       credentials; say why not otherwise.
+  kubecell agent [--once]
+      Run the cell agent on a managed cluster (installed there by the hub through OCM).
   kubecell help [<command>]    kubecell <command> --help
       Explain a command.
 
@@ -28,6 +31,7 @@ const COMMANDS: Record<
 > = {
   validate: { usage: VALIDATE_USAGE, run: runValidate },
   kubeconfig: { usage: KUBECONFIG_USAGE, run: runKubeconfig },
+  agent: { usage: AGENT_USAGE, run: (args, io) => runAgentCommand(args, io) },
 };
 
 function usageError(io: CliIo, message: string): number {

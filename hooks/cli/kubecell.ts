@@ -4,6 +4,7 @@
  *
  *   kubecell validate -f <file|directory|->   check manifests offline with the webhook's rules
  *   kubecell kubeconfig <name> -n <namespace> print the admin kubeconfig of a Ready VirtualCluster
+ *   kubecell agent [--once]                   run the cell agent on a managed cluster
  *
  * Run it with `npx tsx hooks/cli/kubecell.ts validate -f samples/`, or as `kubecell` once the
  * package is installed (package.json `bin`).

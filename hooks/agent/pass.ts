@@ -1,0 +1,107 @@
+/**
+ * One pass of the cell agent: read the cluster once, publish each profile's report when due, seal
+ * each delivered VirtualCluster's kubeconfig when it changed. A failure in one part does not stop
+ * the others; the summary says what happened, for the one log line per pass (loop.ts). Nothing
+ * in it carries secret material: errors are the apiserver's messages and the agent's own.
+ */
+import { readFileSync } from 'node:fs';
+import { TYPE_KEYS } from '../kube/objects.js';
+import {
+  AGENT_NAMESPACE,
+  SEALING_PUBLIC_KEY_CONFIGMAP,
+  SEALING_PUBLIC_KEY_KEY,
+} from '../remote/contract.js';
+import type { AgentConfig } from './config.js';
+import type { AgentApi } from './kube-api.js';
+import { observeManagedCluster } from './observe.js';
+import { computeReports, publishReport } from './reports.js';
+import { sealKubeconfig, sealTargets, type SealOutcome } from './seal-kubeconfigs.js';
+import { readConfigMap, type WriteOutcome } from './write.js';
+
+export interface PassSummary {
+  /** Per machine profile: what happened to its report ConfigMap. */
+  reports: Record<string, WriteOutcome | 'failed'>;
+  /** Per VirtualCluster host namespace: what happened to its sealed kubeconfig. */
+  sealed: Record<string, SealOutcome | 'failed'>;
+  /** What went wrong, in order (bounded messages, no secret). */
+  errors: string[];
+}
+
+export interface PassDeps {
+  api: AgentApi;
+  config: AgentConfig;
+  now: Date;
+  /** Reads the public key file; fs by default. */
+  readFile?: (path: string) => string;
+}
+
+const message = (error: unknown): string =>
+  error instanceof Error ? error.message : String(error);
+
+export async function runPass(deps: PassDeps): Promise<PassSummary> {
+  const summary: PassSummary = { reports: {}, sealed: {}, errors: [] };
+  const { api, config, now } = deps;
+  let related;
+  try {
+    related = await observeManagedCluster(api, config.cell);
+  } catch (error) {
+    summary.errors.push(`reading the cluster: ${message(error)}`);
+    for (const profile of config.machineProfiles) summary.reports[profile] = 'failed';
+    return summary;
+  }
+  for (const profile of config.machineProfiles) {
+    try {
+      // A value no apiserver checks (a TopoLVM annotation) may not parse: that profile fails.
+      const [report] = computeReports(related, [profile], config.cell, now);
+      summary.reports[profile] = await publishReport(api, report!, now);
+    } catch (error) {
+      summary.reports[profile] = 'failed';
+      summary.errors.push(`report ${profile}: ${message(error)}`);
+    }
+  }
+  const targets = sealTargets(Object.values(related[TYPE_KEYS.namespace] ?? {}));
+  if (targets.length > 0) await sealAll(deps, targets, summary);
+  return summary;
+}
+
+async function sealAll(
+  deps: PassDeps,
+  targets: ReturnType<typeof sealTargets>,
+  summary: PassSummary,
+): Promise<void> {
+  let publicKey: string;
+  try {
+    publicKey = await publicKeyPem(deps);
+  } catch (error) {
+    for (const target of targets) summary.sealed[target.namespace] = 'failed';
+    summary.errors.push(`the hub's public sealing key: ${message(error)}`);
+    return;
+  }
+  for (const target of targets) {
+    try {
+      summary.sealed[target.namespace] = await sealKubeconfig(deps.api, target, publicKey);
+    } catch (error) {
+      summary.sealed[target.namespace] = 'failed';
+      summary.errors.push(`sealing ${target.namespace}/${target.name}: ${message(error)}`);
+    }
+  }
+}
+
+/** The hub's public key: the mounted file, else the ConfigMap the agent work ships. */
+async function publicKeyPem(deps: PassDeps): Promise<string> {
+  const file = deps.config.publicKeyFile;
+  if (file !== undefined) {
+    try {
+      return (deps.readFile ?? ((path) => readFileSync(path, 'utf8')))(file);
+    } catch {
+      throw new Error(`cannot read ${file} (KUBECELL_SEALING_PUBLIC_KEY_FILE)`);
+    }
+  }
+  const configMap = await readConfigMap(deps.api, AGENT_NAMESPACE, SEALING_PUBLIC_KEY_CONFIGMAP);
+  const pem = configMap?.data?.[SEALING_PUBLIC_KEY_KEY];
+  if (pem === undefined)
+    throw new Error(
+      `ConfigMap ${AGENT_NAMESPACE}/${SEALING_PUBLIC_KEY_CONFIGMAP} has no ${SEALING_PUBLIC_KEY_KEY}: the hub has no sealing key (KUBECELL_SEALING_KEY_FILE)`,
+    );
+  return pem;
+}

@@ -1,0 +1,96 @@
+/**
+ * Sealing each VirtualCluster's kubeconfig for the hub (decision D34). A host namespace the hub
+ * delivered carries the VirtualCluster's UID (label) and name (annotation)
+ * (HOST_NAMESPACE_VIRTUALCLUSTER of remote/contract.ts); k3k writes the admin kubeconfig into
+ * Secret k3k-<name>-kubeconfig there (key kubeconfig.yaml, virtualcluster/names.ts). The agent
+ * seals it with the hub's public key for that UID into ConfigMap kubecell-<name>-sealed-kubeconfig
+ * (key `sealed`), whose value OCM's work agent feeds back to the hub.
+ *
+ * Sealing is randomised, so the ConfigMap also records a digest of what it sealed (UID, public
+ * key and kubeconfig; SHA-256, nothing a reader can open): an unchanged kubeconfig is not sealed
+ * and written again. The kubeconfig itself is never logged nor kept.
+ */
+import { createHash } from 'node:crypto';
+import { isLabelValue, LABELS } from '../kube/labels.js';
+import type { KubernetesObject } from '../metacontroller/protocol.js';
+import {
+  HOST_NAMESPACE_VIRTUALCLUSTER,
+  SEALED_KUBECONFIG_KEY,
+  sealedKubeconfigConfigMapName,
+} from '../remote/contract.js';
+import { sealFor } from '../remote/sealing.js';
+import { KUBECONFIG_KEY } from '../virtualcluster/constants.js';
+import { MAX_KUBECONFIG_BYTES } from '../virtualcluster/kubeconfig-policy.js';
+import { k3kKubeconfigSecretName } from '../virtualcluster/names.js';
+import type { AgentApi } from './kube-api.js';
+import { readConfigMap, writeConfigMap, type WriteOutcome } from './write.js';
+
+/** Annotation of the sealed ConfigMap: the digest of what it holds sealed. */
+export const SEALED_DIGEST_ANNOTATION = 'kubecell.io/sealed-digest';
+
+export interface SealTarget {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+/** The VirtualClusters whose host namespace the hub delivered, sorted by namespace. */
+export function sealTargets(namespaces: readonly KubernetesObject[]): SealTarget[] {
+  const targets: SealTarget[] = [];
+  for (const namespace of namespaces) {
+    const { name, labels, annotations } = namespace.metadata;
+    if (labels?.[LABELS.hostNamespace] !== 'true') continue;
+    const uid = labels[HOST_NAMESPACE_VIRTUALCLUSTER.uidLabel];
+    const vcName = annotations?.[HOST_NAMESPACE_VIRTUALCLUSTER.nameAnnotation];
+    if (!isLabelValue(uid) || uid === '' || !vcName) continue;
+    targets.push({ namespace: name, name: vcName, uid });
+  }
+  return targets.sort((a, b) =>
+    a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0,
+  );
+}
+
+export function sealedDigest(uid: string, publicKeyPem: string, kubeconfig: string): string {
+  const hash = createHash('sha256');
+  for (const part of [uid, publicKeyPem, kubeconfig]) hash.update(part).update('\0');
+  return `sha256:${hash.digest('hex')}`;
+}
+
+export type SealOutcome = WriteOutcome | 'waiting';
+
+/** Seals the target's kubeconfig when it is there and not sealed as it is; `waiting` before k3k wrote it. */
+export async function sealKubeconfig(
+  api: AgentApi,
+  target: SealTarget,
+  publicKeyPem: string,
+): Promise<SealOutcome> {
+  const secretPath = `/api/v1/namespaces/${encodeURIComponent(target.namespace)}/secrets/${encodeURIComponent(k3kKubeconfigSecretName(target.name))}`;
+  const secret = (await api.get(secretPath)) as
+    (KubernetesObject & { data?: Record<string, string> }) | undefined;
+  const encoded = secret?.data?.[KUBECONFIG_KEY];
+  if (encoded === undefined) return 'waiting';
+  const kubeconfig = Buffer.from(encoded, 'base64').toString('utf8');
+  if (Buffer.byteLength(kubeconfig) > MAX_KUBECONFIG_BYTES) {
+    throw new Error(
+      `${target.namespace}/${k3kKubeconfigSecretName(target.name)}: the kubeconfig is larger than ${MAX_KUBECONFIG_BYTES} bytes; not sealed`,
+    );
+  }
+  const name = sealedKubeconfigConfigMapName(target.name);
+  const digest = sealedDigest(target.uid, publicKeyPem, kubeconfig);
+  const existing = await readConfigMap(api, target.namespace, name);
+  if (
+    existing?.metadata.annotations?.[SEALED_DIGEST_ANNOTATION] === digest &&
+    existing.data?.[SEALED_KUBECONFIG_KEY] !== undefined
+  )
+    return 'unchanged';
+  return writeConfigMap(
+    api,
+    {
+      namespace: target.namespace,
+      name,
+      data: { [SEALED_KUBECONFIG_KEY]: sealFor(publicKeyPem, target.uid, kubeconfig) },
+      annotations: { [SEALED_DIGEST_ANNOTATION]: digest },
+    },
+    existing,
+  );
+}
