@@ -8,7 +8,8 @@
 // - Metacontroller's own behaviour towards them (DESIGN.md §6 and Metacontroller's source,
 //   pkg/controller/{composite,decorator}, pkg/dynamic/clientset):
 //   * parents: informers (list, watch), uncached reads (get), the finalizer and, for
-//     decorators, labels and annotations written with update (update); the status written
+//     decorators, labels and annotations written with update (update; not for a decorator that
+//     answers attachments only and has no finalize hook, ATTACHMENTS_ONLY); the status written
 //     through the status subresource (update on <resource>/status) for KubeCell's own kinds
 //     (a decorator's hook over a foreign kind returns no status); children and attachments
 //     carry an ownerReference with blockOwnerDeletion, which the
@@ -49,6 +50,38 @@ export const ADOPTED_ONLY = new Map([['|nodes', 'registered by the kubelet, adop
 /** Server-side apply of an object that may not exist yet: patch, and create. */
 export const OWN_OBJECT_VERBS = ['create', 'patch'];
 const POOL_LABEL = 'kubecell.io/pool';
+/**
+ * Decorators that never write their parent: their hooks answer attachments only (no labels,
+ * annotations or status) and they have no finalize hook, so Metacontroller adds no finalizer and
+ * never calls update on the parent (`syncParentObject`, pkg/controller/decorator/controller.go:
+ * it updates only when labels, annotations or status changed, or to remove its finalizer).
+ */
+export const ATTACHMENTS_ONLY = new Map([
+  [
+    'kubecell-delivery',
+    "OCM's ManagedCluster: attachments only (hooks/delivery/sync.ts), no finalize hook",
+  ],
+]);
+/**
+ * Parent kinds no user applies, so samples/ holds none: OCM's registration creates each
+ * ManagedCluster when a cluster joins. Their customize hook is asked for the ManagedClusters the
+ * sample Cells bind (spec.managedClusterRef.name), as the cluster would hold them.
+ */
+const REGISTERED_PARENTS: Record<string, (samples: Json[]) => Json[]> = {
+  'cluster.open-cluster-management.io|ManagedCluster': (samples) =>
+    [
+      ...new Set(
+        samples
+          .filter((object) => object.kind === 'Cell')
+          .map((cell) => String(((cell.spec as Json).managedClusterRef as Json).name)),
+      ),
+    ].map((name) => ({
+      apiVersion: 'cluster.open-cluster-management.io/v1',
+      kind: 'ManagedCluster',
+      metadata: { name },
+      spec: { hubAcceptsClient: true },
+    })),
+};
 
 /** A resource as the discovery API describes it. */
 export interface ApiResource {
@@ -193,7 +226,16 @@ export async function derivePermissions(
         );
       }
       const { kind, subresources } = served;
-      permissions.add(group, parent.resource, PARENT_VERBS, `${who}: parent`);
+      const writesParent =
+        controller.kind === 'CompositeController' ||
+        controller.hooks.finalize !== undefined ||
+        !ATTACHMENTS_ONLY.has(controller.name);
+      permissions.add(
+        group,
+        parent.resource,
+        writesParent ? PARENT_VERBS : PARENT_VERBS.filter((verb) => verb !== 'update'),
+        `${who}: parent`,
+      );
       const writesStatus = controller.kind === 'CompositeController' || group === 'kubecell.io';
       if (writesStatus && subresources.includes('status')) {
         permissions.add(group, `${parent.resource}/status`, ['update'], `${who}: parent status`);
@@ -208,7 +250,14 @@ export async function derivePermissions(
       }
 
       if (controller.hooks.customize === undefined) continue;
-      const ofKind = samples.filter(
+      const registered = REGISTERED_PARENTS[`${group}|${kind}`];
+      const candidates = registered
+        ? registered(samples.map(({ object }) => object)).map((object) => ({
+            file: 'registered by OCM, bound by a sample Cell',
+            object,
+          }))
+        : samples;
+      const ofKind = candidates.filter(
         ({ object }) =>
           groupOf(String(object.apiVersion)) === group &&
           object.kind === kind &&

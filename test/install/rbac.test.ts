@@ -193,9 +193,21 @@ const NEVER: Check[] = [
     why: "OCM's object, only read",
   },
   {
-    verb: 'create',
+    verb: 'delete',
+    resource: 'managedclusters.cluster.open-cluster-management.io',
+    why: 'a cluster leaves through OCM',
+  },
+  {
+    verb: 'update',
+    resource: 'managedclusters.cluster.open-cluster-management.io',
+    subresource: 'status',
+    why: "OCM's registration reports it",
+  },
+  {
+    verb: 'update',
     resource: 'manifestworks.work.open-cluster-management.io',
-    why: 'a foreign kind KubeCell does not manage',
+    subresource: 'status',
+    why: "OCM's work agent reports it",
   },
   {
     verb: 'delete',
