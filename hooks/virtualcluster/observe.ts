@@ -24,7 +24,8 @@ import {
 import type { VirtualClusterConfig } from './config.js';
 import { specString } from './customize.js';
 import { virtualClusterWorkName } from '../remote/contract.js';
-import { WORK_TYPE, type ManifestWork } from './manifestwork.js';
+import type { WorkCleanup } from './cleanup.js';
+import { findWork, snapshotWorkRef, WORK_TYPE, type ManifestWork } from './manifestwork.js';
 import { childNames, k3kKubeconfigSecretName, type ChildNames } from './names.js';
 
 /** Outer keys of the children map, in the order children are rendered and reported. */
@@ -165,6 +166,21 @@ function observeRelated(
 export function observeWorks(vc: VirtualCluster, related: ObjectMap): ManifestWork[] | undefined {
   const name = virtualClusterWorkName(vc.metadata.uid ?? '');
   return group<ManifestWork>(related, WORK_TYPE)?.filter((work) => work.metadata?.name === name);
+}
+
+/**
+ * On a ManifestWork Cell (by the stored snapshot, read leniently), whether the VirtualCluster's
+ * ManifestWork is still there: what finalize waits for beside the children.
+ */
+export function observeOwnWork(
+  vc: VirtualCluster,
+  stored: unknown,
+  related: ObjectMap,
+): WorkCleanup | undefined {
+  const ref = snapshotWorkRef(stored, vc.metadata.uid);
+  if (ref === undefined) return undefined;
+  const works = observeWorks(vc, related);
+  return { ref, observed: works !== undefined, present: findWork(works, ref) !== undefined };
 }
 
 /** The other VirtualClusters of this namespace (customize.ts relates no others). */

@@ -30,20 +30,15 @@ import type {
 } from '../generated/types/index.js';
 import { compareStrings } from '../feasibility/resources.js';
 import { isJsonObject } from '../json/json.js';
-import type {
-  CompositeSyncRequest,
-  CompositeSyncResponse,
-  ObjectMap,
-} from '../metacontroller/protocol.js';
+import type { CompositeSyncRequest, CompositeSyncResponse } from '../metacontroller/protocol.js';
 import { reconcileConditions } from '../status/conditions.js';
 import { assessVirtualCluster, type Assessment } from './assess.js';
-import { assessCleanup, type Cleanup, type WorkCleanup } from './cleanup.js';
+import { assessCleanup, type Cleanup } from './cleanup.js';
 import type { VirtualClusterConfig } from './config.js';
-import { findWork, snapshotWorkRef } from './manifestwork.js';
 import {
   observeOwnChildren,
   observeVirtualCluster,
-  observeWorks,
+  observeOwnWork,
   priorStatus,
   type PriorStatus,
   type ResourceQuota,
@@ -99,7 +94,7 @@ export function finalizeVirtualCluster(
 ): CompositeSyncResponse {
   const vc = request.parent;
   const prior = priorStatus(vc);
-  const work = observeOwnWork(vc, prior, request.related);
+  const work = observeOwnWork(vc, prior.status.resolved, request.related);
   const cleanup = assessCleanup(vc, observeOwnChildren(vc, request.children), work);
   const status = deletingStatus(vc.metadata.generation, prior, cleanup, now);
   return {
@@ -120,18 +115,6 @@ function renderChildren(
   return resolved !== undefined && remote !== undefined
     ? renderRemoteChildren(vc, resolved, observation, remote)
     : renderVirtualCluster(vc, resolved, observation);
-}
-
-/** On a ManifestWork Cell (by the stored snapshot), whether its ManifestWork is still there. */
-function observeOwnWork(
-  vc: VirtualCluster,
-  prior: PriorStatus,
-  related: ObjectMap,
-): WorkCleanup | undefined {
-  const ref = snapshotWorkRef(prior.status.resolved, vc.metadata.uid);
-  if (ref === undefined) return undefined;
-  const works = observeWorks(vc, related);
-  return { ref, observed: works !== undefined, present: findWork(works, ref) !== undefined };
 }
 
 /** The status a sync returns: the placement, the endpoint and credential, the conditions. */
