@@ -12,8 +12,12 @@
 //   6. the Metacontroller objects of metacontroller/ (the base and the chosen GPUCellPool
 //      provisioner components), their hooks pointed at that hook server
 //
-//   7. optionally (`ocmHub`), OCM's hub lease controller as test/simulate/ocm.ts plays it: on a
-//      real platform the OCM hub always runs it, so every Cell is judged live or not by it
+//   7. optionally (`ocmHub: true`), OCM's hub lease controller as test/simulate/ocm.ts plays it: on
+//      a real platform the OCM hub always runs it, so every Cell is judged live or not by it; or
+//      (`ocmHub: 'real'`) the real OCM hub (ocm-hub.ts: its own CRDs instead of the shared
+//      ManagedCluster/ManifestWork CRDs, registration controller, work manager), optionally with
+//      a real managed cluster joined to it (`ocmManagedCluster`, ocm-managed.ts). Metacontroller
+//      and the hook server are only ever given the hub's kubeconfigs (`hubComponentKubeconfigs`).
 //
 // Nothing here plays KubeCell: the outside world (OCM, kubelets, k3k, KubeVirt, Cluster API) is
 // played by test/simulate/, and everything KubeCell does is done by Metacontroller calling the
@@ -36,6 +40,12 @@ import { createCertificateAuthority, issueCertificate } from './certs.js';
 import { KubeClient } from '../simulate/kube-client.js';
 import { HubLeaseController } from '../simulate/ocm.js';
 import { installKubeCellApi, kubectlOk } from './kubecell.js';
+import { startOcmHub, writeOcmHubCrdFiles, type OcmHub } from './ocm-hub.js';
+import {
+  startOcmManagedCluster,
+  type OcmManagedCluster,
+  type OcmManagedClusterOptions,
+} from './ocm-managed.js';
 import { clusterTestDir, repoRoot } from './paths.js';
 import { freeLoopbackPorts } from './ports.js';
 import { startManagedProcess, type ManagedProcess } from './processes.js';
@@ -64,11 +74,19 @@ export interface KubeCellStackOptions {
   /** Extra Metacontroller flags (appended last, so they win). */
   metacontrollerArgs?: readonly string[];
   /**
-   * Run OCM's hub lease controller (test/simulate/ocm.ts HubLeaseController): a ManagedCluster
-   * whose lease is not renewed for 5 lease durations turns Available=Unknown, which a Cell reads
-   * as a stale lease. Default false: `npm run local-up` leaves OCM to `--simulate`.
+   * `true`: run OCM's hub lease controller as simulated (test/simulate/ocm.ts HubLeaseController):
+   * a ManagedCluster whose lease is not renewed for 5 lease durations turns Available=Unknown,
+   * which a Cell reads as a stale lease. `'real'`: run the real OCM hub instead (ocm-hub.ts), with
+   * OCM's own hub CRDs from its archive in place of the shared ManagedCluster/ManifestWork CRDs;
+   * the hub's kube-controller-manager then signs client CSRs. Default false: `npm run local-up`
+   * leaves OCM to `--simulate`.
    */
-  ocmHub?: boolean;
+  ocmHub?: boolean | 'real';
+  /**
+   * With `ocmHub: 'real'`: start a managed cluster (a second control plane) and join it to the
+   * hub with OCM's real agents (ocm-managed.ts; default name `cell-remote`).
+   */
+  ocmManagedCluster?: OcmManagedClusterOptions;
   /** Options of the control plane itself (Metacontroller is started here, not there). */
   controlPlane?: Omit<ControlPlaneOptions, 'metacontroller'>;
   log?: (line: string) => void;
@@ -82,8 +100,15 @@ export interface KubeCellStack {
   hookServerUrl: string;
   /** `<kind>/<name>` of every Metacontroller object applied. */
   controllers: string[];
-  /** The simulated OCM hub's lease controller, when `ocmHub` asked for it. */
+  /** The simulated OCM hub's lease controller, when `ocmHub: true` asked for it. */
   ocmHub?: HubLeaseController;
+  /** The real OCM hub (`ocmHub: 'real'`) and the managed cluster joined to it, if any. */
+  ocm?: { hub: OcmHub; managedCluster?: OcmManagedCluster };
+  /**
+   * The only kubeconfigs the hub-side KubeCell components were given, by component: a test can
+   * check with ocm.ts kubeconfigServers() that none of them reaches a managed cluster.
+   */
+  hubComponentKubeconfigs: { metacontroller: string; hookServer: string };
   /** Stops the hook server and the control plane (Metacontroller first). */
   stop(options?: { keepLogs?: boolean }): Promise<void>;
 }
@@ -108,6 +133,9 @@ export function metacontrollerObjectsFor(
   ];
 }
 
+/** The shared upstream CRD files of OCM's API (ManagedCluster, ManifestWork). */
+const OCM_SHARED_CRDS = /open-cluster-management\.io_/;
+
 /** The upstream CRD files a provisioner needs; the others are left out of its cluster. */
 const PROVISIONER_CRDS: Record<GpuCellPoolProvisioner, RegExp> = {
   kubevirt: /kubevirt/,
@@ -119,12 +147,26 @@ export async function startKubeCellStack(
 ): Promise<KubeCellStack> {
   const log = options.log ?? ((line: string) => process.stderr.write(`[kubecell-stack] ${line}\n`));
   const provisioners = options.provisioners ?? ['kubevirt', 'cluster-api'];
-  const cluster = await startControlPlane({ ...options.controlPlane, log });
+  const realOcm = options.ocmHub === 'real';
+  if (options.ocmManagedCluster && !realOcm) {
+    throw new Error("ocmManagedCluster needs ocmHub: 'real' (a managed cluster joins a real hub)");
+  }
+  const cluster = await startControlPlane({
+    ...options.controlPlane,
+    ...(realOcm ? { signClientCertificates: true } : {}),
+    log,
+  });
   let hookServer: ManagedProcess | undefined;
+  let ocmHub: OcmHub | undefined;
+  let managedCluster: OcmManagedCluster | undefined;
   try {
-    const excluded = (Object.keys(PROVISIONER_CRDS) as GpuCellPoolProvisioner[])
-      .filter((provisioner) => !provisioners.includes(provisioner))
-      .map((provisioner) => PROVISIONER_CRDS[provisioner]);
+    const excluded = [
+      ...(Object.keys(PROVISIONER_CRDS) as GpuCellPoolProvisioner[])
+        .filter((provisioner) => !provisioners.includes(provisioner))
+        .map((provisioner) => PROVISIONER_CRDS[provisioner]),
+      // The real hub's own CRDs replace the shared ManagedCluster and ManifestWork CRDs.
+      ...(realOcm ? [OCM_SHARED_CRDS] : []),
+    ];
     const [hookPort, webhookPort] = (await freeLoopbackPorts(2)) as [number, number];
     const hookServerUrl = `http://127.0.0.1:${hookPort}`;
     const webhook =
@@ -165,9 +207,17 @@ export async function startKubeCellStack(
         excludeUpstreamCrds: excluded,
         // KubeVirt publishes no CRD file in the shared upstream inputs; its permissive
         // stand-in (named as such) is what a KubeVirt platform's apiserver serves here.
-        extraCrdFiles: provisioners.includes('kubevirt')
-          ? [path.join(clusterTestDir, 'kubevirt-permissive-crd.yaml')]
-          : [],
+        extraCrdFiles: [
+          ...(provisioners.includes('kubevirt')
+            ? [path.join(clusterTestDir, 'kubevirt-permissive-crd.yaml')]
+            : []),
+          ...(realOcm
+            ? writeOcmHubCrdFiles(
+                cluster.binaries.ocmSourceDir,
+                path.join(cluster.dir, 'ocm-hub-crds'),
+              )
+            : []),
+        ],
       }),
       waitForHttpOk(
         'hook server /readyz',
@@ -216,24 +266,52 @@ export async function startKubeCellStack(
       .split('\n')
       .map((line) => line.split(' ')[0] ?? line);
     log(`KubeCell controllers applied: ${controllers.join(', ')}`);
-    const hubClient = options.ocmHub ? new KubeClient(cluster.kubeconfigPath) : undefined;
-    const ocmHub = hubClient ? new HubLeaseController(hubClient) : undefined;
-    ocmHub?.start();
+    if (realOcm) {
+      ocmHub = await startOcmHub(cluster, { installCrds: false, log });
+      if (options.ocmManagedCluster) {
+        managedCluster = await startOcmManagedCluster(ocmHub, options.ocmManagedCluster);
+      }
+    }
+    const hubClient = options.ocmHub === true ? new KubeClient(cluster.kubeconfigPath) : undefined;
+    const simulatedOcmHub = hubClient ? new HubLeaseController(hubClient) : undefined;
+    simulatedOcmHub?.start();
+    const realHub = ocmHub;
+    const realManagedCluster = managedCluster;
     return {
       cluster,
       metacontroller,
       hookServer: runningHookServer,
       hookServerUrl,
       controllers,
-      ...(ocmHub ? { ocmHub } : {}),
+      ...(simulatedOcmHub ? { ocmHub: simulatedOcmHub } : {}),
+      ...(realHub
+        ? {
+            ocm: {
+              hub: realHub,
+              ...(realManagedCluster ? { managedCluster: realManagedCluster } : {}),
+            },
+          }
+        : {}),
+      hubComponentKubeconfigs: {
+        metacontroller: metacontroller.kubeconfigPath,
+        hookServer: hookServerKubeconfig,
+      },
       async stop(stopOptions = {}): Promise<void> {
-        await ocmHub?.stop();
+        const keepLogs =
+          (stopOptions.keepLogs ?? false) ||
+          (realHub?.crashed() ?? false) ||
+          (realManagedCluster?.crashed() ?? false);
+        await realManagedCluster?.stop({ keepLogs });
+        await realHub?.stop();
+        await simulatedOcmHub?.stop();
         hubClient?.close();
         await runningHookServer.stop();
-        await cluster.stop(stopOptions);
+        await cluster.stop({ keepLogs });
       },
     };
   } catch (error) {
+    await managedCluster?.stop({ keepLogs: true });
+    await ocmHub?.stop();
     await hookServer?.stop();
     await cluster.stop({ keepLogs: true });
     throw error;
