@@ -5,7 +5,8 @@
  * objects of any namespace (metacontroller v4.17.2 `pkg/controller/common/customize/manager.go`:
  * `selectByNamespaceAndNames` for the Cells' namespace-only rule, `selectByLabels` over every
  * namespace for the empty selector). The answer depends on the settings only, never on the
- * ManagedCluster, so Metacontroller's cache of it never goes stale.
+ * ManagedCluster, so Metacontroller's cache of it never goes stale. Request `{controller,
+ * parent}`, response `{relatedResources}` (`pkg/controller/common/customize/api/v2/hooks.go`).
  */
 import { API_VERSION } from '../api/kinds.js';
 import type { CustomizeHookResponse, RelatedResourceRule } from '../metacontroller/protocol.js';
