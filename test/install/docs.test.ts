@@ -185,9 +185,10 @@ function proseTokens([file, section, sub]: (typeof TOKEN_PROSE)[number]): string
 
 // --- private paths -----------------------------------------------------------------------------
 
+// An absolute path starts the token: `pkg/work/spoke/...` (OCM's source) is not /work/.
 const PRIVATE_PATHS = [
-  /\/work\//,
-  /\/root\//,
+  /(^|[^\w.-])\/work\//,
+  /(^|[^\w.-])\/root\//,
   /\/tmp\/kubecell/,
   /\/home\/[A-Za-z0-9_.-]+/,
   /\/Users\/[A-Za-z0-9_.-]+/,
