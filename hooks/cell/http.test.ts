@@ -1,7 +1,21 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { productApp } from '../controllers/testing.js';
-import { NOW, cell, managedCluster, node, readyProvider, relatedOf } from './testing.js';
+import { clusterReport } from './cluster-report.js';
+import { DEFAULT_CELL_CONFIG } from './config.js';
+import { observeCluster } from './observe.js';
+import { serializeCellReport } from '../remote/report.js';
+import {
+  NOW,
+  agentWork,
+  cell,
+  managedCluster,
+  node,
+  readyProvider,
+  relatedOf,
+  remoteCell,
+  remoteRelatedOf,
+} from './testing.js';
 
 describe('Cell hooks over HTTP', () => {
   it('customize asks for the ManagedCluster and the profile Nodes, never the Lease', async () => {
@@ -41,6 +55,22 @@ describe('Cell hooks over HTTP', () => {
     expect(response.body.status.inventory['nvidia.com/gpu'].allocatable).to.equal('4');
     await logs.waitForLines(1);
     expect(logs.entries()[0]).to.deep.include({ controller: 'cell', hook: 'sync' });
+  });
+
+  it('sync of a ManifestWork Cell passes the validation layer with its agent work related', async () => {
+    const { app } = await productApp(NOW);
+    const remote = [node('n1', { 'nvidia.com/gpu': '4' }), ...readyProvider()];
+    const observation = observeCluster(relatedOf(remote), 'a100', DEFAULT_CELL_CONFIG);
+    const report = serializeCellReport(
+      clusterReport('a100', observation, DEFAULT_CELL_CONFIG, NOW),
+    );
+    const related = remoteRelatedOf([managedCluster(), agentWork(report)]);
+    const response = await request(app)
+      .post('/hooks/cell/sync')
+      .send({ parent: remoteCell(), children: {}, related, finalizing: false })
+      .expect(200);
+    expect(response.body.status.phase).to.equal('Ready');
+    expect(response.body.status.inventory['nvidia.com/gpu'].allocatable).to.equal('4');
   });
 
   it('answers 400 naming the field for a request without a parent', async () => {
