@@ -127,7 +127,7 @@ export function reportedParts(
     provider,
     missingProvider: report
       ? missingProviderParts(provider)
-      : ['not reported by the cell agent yet'],
+      : ['unknown: no readable report from the cell agent'],
     nodes: report
       ? {
           nodeCount: report.nodeCount,

@@ -114,7 +114,7 @@ describe('a Cell with delivery ManifestWork (its cluster is reported by the cell
       expect(status.nodeCount).to.deep.equal({ total: 0, ready: 0 });
       expect(status.nodePorts).to.deep.equal({ allocated: 0, fresh: false });
       expect(conditionOf(status, 'ProviderReady')?.message).to.equal(
-        'not ready: not reported by the cell agent yet',
+        'not ready: unknown: no readable report from the cell agent',
       );
     }
     expect(conditionOf(remoteStatus([managedCluster()]), 'InventoryFresh')?.message).to.equal(
