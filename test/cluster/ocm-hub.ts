@@ -230,19 +230,17 @@ export async function startOcmHub(hub: ControlPlane, options: OcmHubOptions = {}
   };
   try {
     const timeoutMs = options.readinessTimeoutMs ?? 60_000;
-    await Promise.all(
-      [
-        [registrationController, registrationPort],
-        [workManager, workPort],
-      ].map(([managed, port]) =>
-        waitForHttpOk(
-          `${(managed as ManagedProcess).name} /healthz`,
-          `https://127.0.0.1:${port as number}/healthz`,
-          { insecure: true },
-          { timeoutMs, process: managed as ManagedProcess },
-        ),
-      ),
-    );
+    const healthz = (managed: ManagedProcess, port: number): Promise<void> =>
+      waitForHttpOk(
+        `${managed.name} /healthz`,
+        `https://127.0.0.1:${port}/healthz`,
+        { insecure: true },
+        { timeoutMs, process: managed },
+      );
+    await Promise.all([
+      healthz(registrationController, registrationPort),
+      healthz(workManager, workPort),
+    ]);
     // The DefaultClusterSet controller creates ManagedClusterSet `default` once the hub
     // controllers' informers run: the registration controller is working, not only serving.
     await waitUntil(

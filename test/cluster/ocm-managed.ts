@@ -44,6 +44,11 @@ export interface OcmManagedClusterOptions {
   clusterHealthCheckPeriodSeconds?: number;
   /** The work agent's --feature-gates (e.g. `RawFeedbackJsonString=true`); default none. */
   workAgentFeatureGates?: string;
+  /**
+   * Further CRD files to install on the managed cluster before the agents start (e.g. k3k's
+   * Cluster CRD from crds.ts upstreamCrdFiles(), for works that carry a k3k Cluster).
+   */
+  extraCrdFiles?: readonly string[];
   /** Options of the managed cluster's control plane. */
   controlPlane?: Omit<ControlPlaneOptions, 'metacontroller' | 'binaries' | 'log'>;
   /** How long the join may take; default 120 s. */
@@ -158,7 +163,10 @@ export async function startOcmManagedCluster(
     return registration && work ? { registration, work } : undefined;
   };
   try {
-    await installCrds(cluster.kubectl, ocmManagedClusterCrdFiles(hub.binaries.ocmSourceDir));
+    await installCrds(cluster.kubectl, [
+      ...ocmManagedClusterCrdFiles(hub.binaries.ocmSourceDir),
+      ...(options.extraCrdFiles ?? []),
+    ]);
     await kubectlOk(cluster, ['create', 'namespace', OCM_AGENT_NAMESPACE]);
     const launcher = await agentLauncher(hub, cluster, name, options);
     const joinStarted = performance.now();

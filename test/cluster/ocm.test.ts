@@ -9,6 +9,7 @@
 // hold no route to the managed cluster.
 import { expect } from 'chai';
 import type { ControlPlane } from './control-plane.js';
+import { upstreamCrdFiles } from './crds.js';
 import { kubectlOk } from './kubecell.js';
 import { startKubeCellStack, type KubeCellStack } from './kubecell-stack.js';
 import {
@@ -385,7 +386,12 @@ describe("KubeCell on the real OCM hub (ocmHub: 'real') with cell-remote joined"
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
     stack = await startKubeCellStack({
       ocmHub: 'real',
-      ocmManagedCluster: { name: CLUSTER, leaseDurationSeconds: LEASE_SECONDS },
+      ocmManagedCluster: {
+        name: CLUSTER,
+        leaseDurationSeconds: LEASE_SECONDS,
+        // What a ManifestWork carrying a k3k Cluster needs on the managed cluster.
+        extraCrdFiles: upstreamCrdFiles().filter((file) => file.endsWith('k3k.io_clusters.yaml')),
+      },
       provisioners: ['kubevirt'],
       webhook: false,
     });
@@ -410,6 +416,11 @@ describe("KubeCell on the real OCM hub (ocmHub: 'real') with cell-remote joined"
         status: 'True',
       });
     }
+    const managed = stack.ocm?.managedCluster?.cluster;
+    if (!managed) throw new Error('no managed cluster in the stack');
+    await kubectlOk(managed, ['get', 'crd', 'clusters.k3k.io']);
+    // KubeCell's CRDs are the hub's alone.
+    expect((await managed.kubectl(['get', 'crd', 'cells.kubecell.io'])).code).to.not.equal(0);
   });
 
   it('Metacontroller and the hook server hold kubeconfigs of the hub only: no route to the managed apiserver', function () {
