@@ -210,7 +210,7 @@ export async function startOcmManagedCluster(
         if (running.length > 0) throw new Error(`the agents of ${name} are running`);
         const renewedAfter = new Date();
         const restarted = await launcher.registration();
-        running = [restarted];
+        running = [restarted]; // tracked (and stopped) even if the work agent fails to start
         running = [restarted, await launcher.work()];
         await waitUntil(
           `the registration agent of ${name} renewing its lease`,
