@@ -2,12 +2,15 @@
 // check the documentation's Variable/Default tables (docs.test.ts, configuration.test.ts). The
 // defaults are not looked up by export name: every settings loader the server runs at start-up
 // (hooks/main.ts `loadSettings`: the server's, the webhook's, and each controller's through
-// registerControllers) is called with an empty environment while the one env reader
-// (hooks/config/env-reader.ts) records what it is asked: a variable read with a fallback has that
-// default, one read only as `optional` has none. A variable the loaders read without the env
-// reader is reported, since its default could not be seen; only the variables that locate
-// Kubernetes credentials are read otherwise, and have no default. Unit test helper: no cluster.
+// registerControllers), and the cell agent's (`kubecell agent`, hooks/cli/agent.ts, which the
+// kubecell-cell-agent ManifestWork runs on a managed cluster), is called with an empty
+// environment while the one env reader (hooks/config/env-reader.ts) records what it is asked: a
+// variable read with a fallback has that default, one read only as `optional` has none. A
+// variable the loaders read without the env reader is reported, since its default could not be
+// seen; only the variables that locate Kubernetes credentials are read otherwise, and have no
+// default. Unit test helper: no cluster.
 import { loadWebhookConfig } from '../../hooks/admission/config.js';
+import { loadAgentConfig } from '../../hooks/agent/config.js';
 import { EnvReader, type NamespacedName } from '../../hooks/config/env-reader.js';
 import { registerControllers } from '../../hooks/controllers/register.js';
 import { loadConfig } from '../../hooks/server/config.js';
@@ -51,11 +54,15 @@ export function recordingEnv(): { env: NodeJS.ProcessEnv; asked: Set<string> } {
   return { env, asked };
 }
 
-/** Every settings loader of the hook server, as hooks/main.ts runs them at start-up. */
+/**
+ * Every settings loader of the hook server, as hooks/main.ts runs them at start-up, and the cell
+ * agent's, as `kubecell agent` runs it.
+ */
 export function loadEverySetting(env: NodeJS.ProcessEnv): void {
   loadConfig(env);
   loadWebhookConfig(env);
   registerControllers(new HookRegistry(), { env, clock: () => new Date(0) });
+  loadAgentConfig(env);
 }
 
 type ReaderMethods = Pick<EnvReader, 'optional' | 'text' | 'namespacedName'>;
