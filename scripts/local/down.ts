@@ -2,11 +2,13 @@
 // its processes is left. Idempotent: with nothing running it says so and succeeds.
 //
 // The supervisor gets SIGTERM and up to 30 s to stop the hook server and the control plane
-// itself; whatever it recorded in the state file and is still alive afterwards is killed
+// (with --remote also OCM, the managed cluster and the cell agent) itself; whatever it recorded in the state file and is still alive afterwards is killed
 // (SIGKILL to its process group) and named.
 import { existsSync, rmSync } from 'node:fs';
+import { remoteFiles } from './remote-files.js';
 import {
   liveProcesses,
+  localDir,
   localKubeconfigFile,
   readState,
   removeState,
@@ -71,6 +73,7 @@ async function main(): Promise<number> {
   }
   removeState();
   rmSync(localKubeconfigFile, { force: true });
+  rmSync(remoteFiles(localDir).dir, { recursive: true, force: true });
   const checked = Object.entries(state.processes).map(
     ([name, recorded]) => `${name} ${recorded.pid}`,
   );
@@ -81,6 +84,12 @@ async function main(): Promise<number> {
   if (state.simulated) {
     say(
       'The simulation (--simulate: test/simulate/) ran inside the supervisor and stopped with it.',
+    );
+  }
+  if (state.remote) {
+    say(
+      `--remote: the OCM hub, the managed cluster ${state.remote.managedCluster} (control plane, ` +
+        "OCM's agents, the cell agent) stopped with it; its kubeconfig and the sealing key are removed.",
     );
   }
   return 0;

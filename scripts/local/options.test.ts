@@ -3,13 +3,30 @@ import {
   CLUSTER_API_STAND_IN_KINDS,
   permissiveStandInCrd,
 } from '../../test/simulate/cluster-api-crds.js';
-import { SIMULATED_LINES, USAGE, parseUpArguments } from './options.js';
+import {
+  REMOTE_CLUSTER_NAME,
+  REMOTE_LINES,
+  SIMULATED_LINES,
+  USAGE,
+  parseUpArguments,
+} from './options.js';
 
 describe('local-up options', function () {
-  it('takes no argument, --simulate, or --help', function () {
-    expect(parseUpArguments([])).to.deep.equal({ simulate: false });
-    expect(parseUpArguments(['--simulate'])).to.deep.equal({ simulate: true });
-    expect(parseUpArguments(['--simulate', '--simulate'])).to.deep.equal({ simulate: true });
+  it('takes no argument, --simulate, --simulate --remote, or --help', function () {
+    expect(parseUpArguments([])).to.deep.equal({ simulate: false, remote: false });
+    expect(parseUpArguments(['--simulate'])).to.deep.equal({ simulate: true, remote: false });
+    expect(parseUpArguments(['--simulate', '--simulate'])).to.deep.equal({
+      simulate: true,
+      remote: false,
+    });
+    expect(parseUpArguments(['--simulate', '--remote'])).to.deep.equal({
+      simulate: true,
+      remote: true,
+    });
+    expect(parseUpArguments(['--remote', '--simulate'])).to.deep.equal({
+      simulate: true,
+      remote: true,
+    });
     expect(parseUpArguments(['--help'])).to.equal('help');
     expect(parseUpArguments(['-h', '--bogus'])).to.equal('help');
   });
@@ -20,6 +37,30 @@ describe('local-up options', function () {
     });
     expect(parseUpArguments(['--simulate', 'x'])).to.deep.equal({ error: 'unknown argument: x' });
     expect(USAGE).to.include('--simulate');
+    expect(USAGE).to.include('--remote');
+  });
+
+  it('refuses --remote without --simulate: nothing would play the managed cluster', function () {
+    const refused = parseUpArguments(['--remote']);
+    expect(refused).to.have.property('error').that.includes('--remote needs --simulate');
+    expect((refused as { error: string }).error).to.include(
+      'npm run local-up -- --simulate --remote',
+    );
+  });
+
+  it('says what --remote runs for real, what it simulates, and that the hub never connects', function () {
+    const text = REMOTE_LINES.join('\n');
+    expect(text).to.match(/^REMOTE \(--remote\): the REAL Open Cluster Management hub/);
+    expect(text).to.include(`ManagedCluster\n${REMOTE_CLUSTER_NAME}`.replace('\n', '\n'));
+    for (const part of [
+      'kubelets',
+      'provider baseline',
+      'k3k',
+      'kubecell-system/kubecell-cell-agent',
+    ]) {
+      expect(text, part).to.include(part);
+    }
+    expect(text).to.include(`never connects\nto ${REMOTE_CLUSTER_NAME}`);
   });
 
   it('labels the simulation and names what it plays and what that means', function () {

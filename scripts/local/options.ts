@@ -1,27 +1,42 @@
 // What `npm run local-up` takes on its command line, shared by up.ts and the supervisor, and how
-// both describe the simulation that `--simulate` adds.
+// both describe the simulation that `--simulate` adds and the second cluster `--remote` adds.
 
 export const USAGE = [
-  'usage: npm run local-up [-- --simulate]',
+  'usage: npm run local-up [-- --simulate [--remote]]',
   '',
   "  (no option)   a real control plane with KubeCell's API, hook server, admission webhook,",
   '                Metacontroller and controllers; nothing plays the world around it',
   '  --simulate    also run the SIMULATED outside world of test/simulate/ (OCM, kubelets, k3k,',
   '                KubeVirt, Cluster API), so that `kubectl apply -f samples/` becomes Ready',
+  '  --remote      with --simulate: also run the REAL Open Cluster Management hub on that cluster',
+  '                and a second control plane joined to it as ManagedCluster cell-remote by',
+  "                OCM's real agents; its kubelets, provider baseline and k3k are simulated, and",
+  '                the KubeCell cell agent the hub delivers runs there as a process, so a Cell',
+  '                with spec.delivery: ManifestWork places VirtualClusters on that cluster',
   '  -h, --help    this text',
 ].join('\n');
 
 export interface UpOptions {
   simulate: boolean;
+  /** A real OCM hub and a managed cluster `cell-remote` beside the hub (`--remote`). */
+  remote: boolean;
 }
 
 /** The options of `local-up`, `'help'`, or an error message for arguments it does not take. */
 export function parseUpArguments(args: readonly string[]): UpOptions | 'help' | { error: string } {
-  const options: UpOptions = { simulate: false };
+  const options: UpOptions = { simulate: false, remote: false };
   for (const arg of args) {
     if (arg === '--simulate') options.simulate = true;
+    else if (arg === '--remote') options.remote = true;
     else if (arg === '-h' || arg === '--help') return 'help';
     else return { error: `unknown argument: ${arg}` };
+  }
+  if (options.remote && !options.simulate) {
+    return {
+      error:
+        '--remote needs --simulate: nothing else plays the kubelets and k3k of the managed ' +
+        'cluster (npm run local-up -- --simulate --remote)',
+    };
   }
   return options;
 }
@@ -43,4 +58,28 @@ export const SIMULATED_LINES = [
   'Nothing real runs behind them: no Pod ever starts, no VM boots, and the kubeconfigs of',
   'VirtualClusters point nowhere (fake certificates, no server). KubeCell itself is real: its',
   'status comes from Metacontroller calling the hooks.',
+];
+
+/** The ManagedCluster `--remote` joins to the real OCM hub. */
+export const REMOTE_CLUSTER_NAME = 'cell-remote';
+
+/**
+ * Seconds between two passes of the cell agent local-up runs on the managed cluster. The
+ * delivered Deployment leaves the agent's default (30 s); local-up sets 10 s so that a
+ * VirtualCluster's sealed kubeconfig arrives sooner.
+ */
+export const REMOTE_AGENT_INTERVAL_SECONDS = 10;
+
+/** What `--remote` adds, for the summary (up.ts) and the supervisor's log. */
+export const REMOTE_LINES = [
+  `REMOTE (--remote): the REAL Open Cluster Management hub (registration controller, work`,
+  `manager, built from the pinned OCM archive) runs on the hub, and a second control plane`,
+  `(etcd, kube-apiserver, kube-controller-manager) is joined to it as ManagedCluster`,
+  `${REMOTE_CLUSTER_NAME} by OCM's real registration and work agents; its lease is theirs.`,
+  `On ${REMOTE_CLUSTER_NAME}, test/simulate/ plays the kubelets (${SIMULATED_NODES_PER_PROFILE} Nodes per machine profile of`,
+  `the Cells bound to it), the provider baseline and k3k, and local-up runs the KubeCell cell`,
+  'agent the hub delivers (ManifestWork kubecell-cell-agent) as a process, as a kubelet would',
+  'run its Deployment: same command and environment, the token of its ServiceAccount',
+  `kubecell-system/kubecell-cell-agent, passes every ${REMOTE_AGENT_INTERVAL_SECONDS} s. The hub's KubeCell never connects`,
+  `to ${REMOTE_CLUSTER_NAME}: everything arrives as ManifestWork status feedback.`,
 ];

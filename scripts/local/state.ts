@@ -8,7 +8,9 @@
 //   state.json        written by the supervisor; present while an instance starts or runs
 //   supervisor.log    the supervisor's output (progress, control-plane lines, shutdown)
 //   kubeconfig        cluster-admin kubeconfig of the running instance (removed on shutdown)
-//   logs/             the hook server's log
+//   logs/             the hook server's log (and, with --remote, the cell agent's)
+//   remote/           with --remote: the managed cluster's kubeconfig, the hub's sealing key, a
+//                     sample Cell and VirtualCluster for it (remote-files.ts); removed on shutdown
 //   tmp/              TMPDIR of the control plane: its directory (etcd data, certificates,
 //                     component logs) lives here, so nothing of it lands in /tmp; emptied
 //                     when the next instance starts
@@ -60,10 +62,24 @@ export interface LocalState {
   metacontrollerVersion?: string;
   /** Whether the simulated outside world (test/simulate/) runs: `--simulate`. */
   simulated?: boolean;
+  /** With `--remote`: the managed cluster joined to the real OCM hub. */
+  remote?: RemoteState;
   /** `kind/name` of the Metacontroller objects applied from metacontroller/. */
   metacontrollerObjects?: string[];
   /** Every server process, by name (etcd, kube-apiserver, ..., hook-server). */
   processes: Record<string, RecordedProcess>;
+}
+
+export interface RemoteState {
+  /** The ManagedCluster's name on the hub (cell-remote). */
+  managedCluster: string;
+  /** Cluster-admin kubeconfig of the managed cluster (a copy under remote/). */
+  kubeconfig?: string;
+  apiserverUrl?: string;
+  /** The ready-to-apply sample: a Cell with delivery ManifestWork and a VirtualCluster on it. */
+  sampleFile?: string;
+  /** The hub's private sealing key (KUBECELL_SEALING_KEY_FILE of the hook server). */
+  sealingKeyFile?: string;
 }
 
 export function readState(): LocalState | undefined {

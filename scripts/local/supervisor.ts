@@ -10,41 +10,45 @@
 //      agent and hub, kubelets, the provider baseline, k3k, KubeVirt and Cluster API, with
 //      permissive stand-in CRDs for the Cluster API template kinds the samples name), in this
 //      process, so that applied samples become Ready
-//   3. state.json with ready: true (and simulated: true with --simulate), which up.ts waits for
+//   3. with --remote (remote.ts), the real OCM hub on that control plane and a second control
+//      plane joined to it as ManagedCluster cell-remote by OCM's real agents (started with the
+//      stack); test/simulate/ there (Nodes, provider baseline, k3k) and the cell agent the hub
+//      delivers, run as a process; the hub's simulation leaves cell-remote's Cells alone
+//   4. state.json with ready: true (and simulated: true with --simulate), which up.ts waits for
 //
-// On SIGTERM/SIGINT/SIGHUP it stops the simulation, then the hook server, then the control
-// plane, and removes the state file and its kubeconfig copy. When one of the servers dies, or
-// starting fails, it stops everything as well but leaves the state file with `error` set, for
+// On SIGTERM/SIGINT/SIGHUP it stops the cell agent and the simulations, then OCM, the managed
+// cluster, the hook server and the control plane, and removes the state file, its kubeconfig
+// copy and remote/ (--remote). When one of the servers dies, or starting fails, it stops everything as well but leaves the state file with `error` set, for
 // local-down and the next local-up to report; the control plane's directory (its logs) is then
 // kept in tmp/.
 // Its output goes to supervisor.log (see state.ts).
 import { chmodSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
-import path from 'node:path';
-import { ensureBinaries } from '../../test/cluster/binaries.js';
-import { startKubeCellStack, type KubeCellStack } from '../../test/cluster/kubecell-stack.js';
+import type { KubeCellStack } from '../../test/cluster/kubecell-stack.js';
 import { describeExit, logTail, type ManagedProcess } from '../../test/cluster/processes.js';
 import { verifyUpstreamInputs } from '../../test/cluster/upstream-inputs.js';
-import { startSimulation, type Simulation } from '../../test/simulate/index.js';
+import type { KubeClient, Simulation } from '../../test/simulate/index.js';
 import {
+  REMOTE_CLUSTER_NAME,
+  REMOTE_LINES,
   SIMULATED_LINES,
-  SIMULATED_NODES_PER_PROFILE,
   USAGE,
   parseUpArguments,
 } from './options.js';
+import { ocmProcesses, startRemoteWorld, type RemoteWorld } from './remote.js';
+import { remoteFiles } from './remote-files.js';
+import { recordProcesses, startHubSimulation, startLocalStack } from './stack-start.js';
 import {
+  localDir,
   localKubeconfigFile,
   localLogDir,
-  localTmpDir,
   readState,
   removeState,
   repoRoot,
   supervisorLogFile,
   writeState,
   type LocalState,
-  type RecordedProcess,
 } from './state.js';
 
-const hookServerEntry = path.join(repoRoot, 'hooks', 'main.ts');
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 /** How long stopping the simulation may take (a poll in flight finishes first). */
 const SIMULATION_STOP_TIMEOUT_MS = 15_000;
@@ -56,7 +60,7 @@ if (parsedArguments === 'help' || 'error' in parsedArguments) {
   );
   process.exit(parsedArguments === 'help' ? 0 : 2);
 }
-const simulate = parsedArguments.simulate;
+const { simulate, remote } = parsedArguments;
 
 const started = performance.now();
 
@@ -69,10 +73,14 @@ const state: LocalState = {
   supervisorPid: process.pid,
   startedAt: new Date().toISOString(),
   simulated: simulate,
+  ...(remote ? { remote: { managedCluster: REMOTE_CLUSTER_NAME } } : {}),
   processes: {},
 };
 let stack: KubeCellStack | undefined;
 let simulation: Simulation | undefined;
+/** The hub simulation's own client with --remote (startSimulation closes only its own). */
+let simulationClient: KubeClient | undefined;
+let remoteWorld: RemoteWorld | undefined;
 let phase: 'starting' | 'running' | 'stopping' = 'starting';
 
 /** Writes the state file, unless we are already stopping (which removes it). */
@@ -80,16 +88,20 @@ function save(): void {
   if (phase !== 'stopping') writeState(state);
 }
 
-function record(managed: ManagedProcess, command: string): RecordedProcess {
-  return { pid: managed.pid, command, logFile: managed.logFile };
-}
-
 function removeOwnFiles(options: { keepState: boolean }): void {
   rmSync(localKubeconfigFile, { force: true });
+  // The managed cluster's kubeconfig and the hub's sealing key (and the sample beside them).
+  if (remote) rmSync(remoteFiles(localDir).dir, { recursive: true, force: true });
   if (!options.keepState && readState()?.supervisorPid === process.pid) removeState();
 }
 
 async function stopSimulation(): Promise<void> {
+  const world = remoteWorld;
+  remoteWorld = undefined;
+  if (world) {
+    await world.stop();
+    log(`${REMOTE_CLUSTER_NAME}: cell agent and simulation stopped`);
+  }
   const running = simulation;
   if (!running) return;
   simulation = undefined;
@@ -101,6 +113,7 @@ async function stopSimulation(): Promise<void> {
     }),
   ]);
   clearTimeout(timer);
+  simulationClient?.close();
   log(
     stopped
       ? 'simulation stopped (test/simulate/: OCM, kubelets, k3k, KubeVirt, Cluster API)'
@@ -117,7 +130,9 @@ async function stopEverything(keepLogs: boolean): Promise<void> {
   });
   if (stack) {
     await stack.stop({ keepLogs });
-    log('hook server, Metacontroller and control plane stopped');
+    log(
+      `${remote ? `OCM, ${REMOTE_CLUSTER_NAME}, ` : ''}hook server, Metacontroller and control plane stopped`,
+    );
   }
 }
 
@@ -188,6 +203,34 @@ function watchForUnexpectedExits(managed: readonly ManagedProcess[]): void {
   }
 }
 
+async function startSimulations(running: KubeCellStack): Promise<void> {
+  for (const line of SIMULATED_LINES) log(line);
+  log('starting the simulation (test/simulate/ startSimulation)');
+  const hub = await startHubSimulation(running.cluster.kubeconfigPath, remote, log);
+  simulation = hub.simulation;
+  simulationClient = hub.client;
+  if (!remote || phase !== 'starting') return;
+  for (const line of REMOTE_LINES) log(line);
+  const files = remoteFiles(localDir);
+  remoteWorld = await startRemoteWorld(running, {
+    files,
+    logDir: localLogDir,
+    log,
+    onAgentProcess: () => {
+      state.processes = recordProcesses(running, remoteWorld);
+      save();
+    },
+  });
+  const managed = remoteWorld.managed.cluster;
+  state.remote = {
+    managedCluster: REMOTE_CLUSTER_NAME,
+    kubeconfig: files.managedKubeconfig,
+    apiserverUrl: managed.apiserverUrl,
+    sampleFile: files.sampleFile,
+    sealingKeyFile: files.sealingKeyFile,
+  };
+}
+
 async function main(): Promise<void> {
   mkdirSync(localLogDir, { recursive: true });
   for (const signal of SIGNALS) process.on(signal, onSignal);
@@ -200,44 +243,17 @@ async function main(): Promise<void> {
   const upstream = verifyUpstreamInputs();
   log(`upstream inputs: all ${upstream.inputs.length} match their sha256 in ${upstream.dir}`);
 
-  const controlPlaneLog = (line: string): void => log(`[control-plane] ${line}`);
-  const binaries = await ensureBinaries({ log: controlPlaneLog });
-  // startControlPlane() creates its directory in os.tmpdir(). Pointed at the local directory, a
-  // directory left behind by an instance that was killed is found and removed here, by the
-  // next start, instead of piling up in /tmp. Only one instance runs per local directory.
-  rmSync(localTmpDir, { recursive: true, force: true });
-  mkdirSync(localTmpDir, { recursive: true });
-  const callersTmpdir = process.env.TMPDIR;
-  process.env.TMPDIR = localTmpDir;
-  log(
-    "starting the control plane, KubeCell's API and RBAC, the hook server, Metacontroller and " +
-      'the controllers of metacontroller/',
-  );
-  stack = await startKubeCellStack({
-    controlPlane: { binaries },
-    // tsx keeps its compile cache in the temporary directory; the caller's survives restarts.
-    hookServerEnv: callersTmpdir === undefined ? {} : { TMPDIR: callersTmpdir },
-    log: controlPlaneLog,
-  });
-  const cluster = stack.cluster;
+  const running = await startLocalStack(remote, log);
+  stack = running;
+  const cluster = running.cluster;
   takeOverSignals();
-  const { processes } = cluster;
   state.dir = cluster.dir;
   state.apiserverUrl = cluster.apiserverUrl;
   state.kubectl = cluster.binaries.kubectl;
   state.metacontrollerVersion = cluster.versions.metacontroller.version;
-  state.metacontrollerObjects = stack.controllers;
-  state.hookServerUrl = stack.hookServerUrl;
-  state.processes = {
-    etcd: record(processes.etcd, cluster.binaries.etcd),
-    'kube-apiserver': record(processes.kubeApiserver, cluster.binaries.kubeApiserver),
-    'kube-controller-manager': record(
-      processes.kubeControllerManager,
-      cluster.binaries.kubeControllerManager,
-    ),
-    metacontroller: record(stack.metacontroller.process, cluster.binaries.metacontroller),
-    'hook-server': record(stack.hookServer, hookServerEntry),
-  };
+  state.metacontrollerObjects = running.controllers;
+  state.hookServerUrl = running.hookServerUrl;
+  state.processes = recordProcesses(running, remoteWorld);
   save();
 
   // A copy at a stable path; the certificates are embedded, so it stands on its own.
@@ -245,15 +261,7 @@ async function main(): Promise<void> {
   chmodSync(localKubeconfigFile, 0o600);
 
   if (simulate) {
-    for (const line of SIMULATED_LINES) log(line);
-    log('starting the simulation (test/simulate/ startSimulation)');
-    const simulationLog = repeatSuppressing((line) => log(`[SIMULATED] ${line}`));
-    const running = await startSimulation(cluster.kubeconfigPath, {
-      profileNodes: { perProfile: SIMULATED_NODES_PER_PROFILE },
-      clusterAPIStandInCrds: true,
-      log: simulationLog,
-    });
-    simulation = running;
+    await startSimulations(running);
     // A signal that arrived meanwhile has stopped the stack; stop what just started, too.
     if (phase !== 'starting') {
       await stopSimulation();
@@ -265,41 +273,22 @@ async function main(): Promise<void> {
   state.startupSeconds = (performance.now() - started) / 1000;
   state.ready = true;
   if (phase !== 'starting') return; // A signal arrived meanwhile; shutdown() is under way.
+  state.processes = recordProcesses(running, remoteWorld);
   save();
   phase = 'running';
-  watchForUnexpectedExits([...Object.values(processes), stack.hookServer]);
+  const remoteServers = Object.values(ocmProcesses(running)).map((entry) => entry.process);
+  watchForUnexpectedExits([
+    ...Object.values(cluster.processes),
+    running.hookServer,
+    ...remoteServers,
+  ]);
   log(
     `ready in ${state.startupSeconds.toFixed(1)} s; kubeconfig ${localKubeconfigFile}` +
       (simulate
         ? '; the outside world (OCM, kubelets, k3k, KubeVirt, Cluster API) is SIMULATED'
-        : '; nothing plays OCM, kubelets, k3k, KubeVirt or Cluster API (--simulate does)'),
+        : '; nothing plays OCM, kubelets, k3k, KubeVirt or Cluster API (--simulate does)') +
+      (state.remote ? `; ${REMOTE_CLUSTER_NAME}'s kubeconfig ${state.remote.kubeconfig}` : ''),
   );
-}
-
-/**
- * A log that writes a line repeated back to back once, then how often it came: a simulated
- * actor that fails on every poll (once a second) would otherwise fill the log.
- */
-function repeatSuppressing(write: (line: string) => void): (line: string) => void {
-  let last: string | undefined;
-  let repeats = 0;
-  let lastWritten = 0;
-  return (line: string) => {
-    if (line === last) {
-      repeats += 1;
-      // A reminder now and then that it still happens.
-      if (Date.now() - lastWritten < 60_000) return;
-      write(`${line} (repeated ${repeats} times)`);
-      repeats = 0;
-      lastWritten = Date.now();
-      return;
-    }
-    if (repeats > 0) write(`(the simulation's line before repeated ${repeats} more times)`);
-    last = line;
-    repeats = 0;
-    lastWritten = Date.now();
-    write(line);
-  };
 }
 
 main().catch(async (error: unknown) => {

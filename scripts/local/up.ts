@@ -10,6 +10,8 @@
 //
 // `--simulate`: the supervisor also runs test/simulate/ (the simulated OCM, kubelets, k3k,
 // KubeVirt and Cluster API the cluster tests use), so that applied samples become Ready.
+// `--remote` (with --simulate): also the real OCM hub and a managed cluster cell-remote joined to
+// it, with a sample Cell delivered there by ManifestWork (supervisor.ts, remote.ts).
 //
 // Environment: KUBECELL_UPSTREAM_DIR (the upstream inputs, default ../shared; checked by sha256
 // before the supervisor starts), KUBECELL_LOCAL_DIR (state directory, default .cache/local),
@@ -17,7 +19,8 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readSync, fstatSync } from 'node:fs';
 import { UpstreamInputsError, verifyUpstreamInputs } from '../../test/cluster/upstream-inputs.js';
-import { SIMULATED_LINES, USAGE, parseUpArguments } from './options.js';
+import { USAGE, parseUpArguments } from './options.js';
+import { summary } from './summary.js';
 import {
   isAlive,
   liveProcesses,
@@ -106,54 +109,6 @@ function firstLines(text: string, count: number): string[] {
   return lines.length <= count ? lines : [...lines.slice(0, count), '...'];
 }
 
-/** The Composite- and DecoratorControllers among the objects applied from metacontroller/. */
-function controllerNames(state: LocalState): string[] {
-  return (state.metacontrollerObjects ?? [])
-    .filter((object) => /^(composite|decorator)controller\./.test(object))
-    .map((object) => object.slice(object.indexOf('/') + 1));
-}
-
-function summary(state: LocalState): string[] {
-  const seconds =
-    state.startupSeconds === undefined ? '' : ` in ${state.startupSeconds.toFixed(1)} s`;
-  const lines = [
-    `export KUBECONFIG=${state.kubeconfig ?? ''}`,
-    `# KubeCell local is up${seconds}${state.simulated ? ', WITH a SIMULATED outside world' : ''} ` +
-      `(supervisor pid ${state.supervisorPid}).`,
-    '# Try it:',
-    '#   kubectl apply -f samples/',
-    '#   kubectl get cells -n kubecell-system; kubectl get virtualclusters -A; kubectl get gpucellpools',
-  ];
-  if (state.kubectl) {
-    lines.push(`#   (a kubectl matching this cluster: ${state.kubectl})`);
-  }
-  lines.push(
-    `# Running: etcd, kube-apiserver, kube-controller-manager (${state.apiserverUrl ?? '?'}),`,
-    "#   KubeCell's CRDs and the upstream CRDs it uses, namespaces kubecell-system, kubecell-cells, tenant-a, tenant-b,",
-    `#   the hook server on ${state.hookServerUrl ?? '?'} with the admission webhook (log ${state.processes['hook-server']?.logFile ?? '?'}),`,
-    `#   Metacontroller ${state.metacontrollerVersion ?? ''} as metacontroller/metacontroller, and the controllers`,
-    `#   of metacontroller/: ${controllerNames(state).join(', ')}`,
-    '#   (their hooks pointed at that server): applied objects are reconciled and get a status.',
-  );
-  if (state.simulated) {
-    lines.push(...SIMULATED_LINES.map((line) => `# ${line}`));
-  } else {
-    lines.push(
-      '# NOT running, and not simulated:',
-      '#   - a kubelet: there are no nodes, so no Pod ever starts.',
-      '#   - the k3k, Open Cluster Management, Cluster API and KubeVirt controllers: their objects',
-      '#     (where the CRDs are installed) are stored, and nothing acts on them; so Cells and',
-      '#     VirtualClusters do not become Ready.',
-      '#   `npm run local-up -- --simulate` plays them (simulated by test/simulate/): samples become Ready.',
-    );
-  }
-  lines.push(
-    `# Logs: ${supervisorLogFile}, control plane ${state.dir ?? '?'}/logs`,
-    `# Stop it (and every process it started${state.simulated ? ', the simulation included' : ''}): npm run local-down`,
-  );
-  return lines;
-}
-
 async function main(): Promise<number> {
   const parsed = parseUpArguments(process.argv.slice(2));
   if (parsed === 'help') {
@@ -186,6 +141,7 @@ async function main(): Promise<number> {
     'tsx',
     supervisorScript,
     ...(parsed.simulate ? ['--simulate'] : []),
+    ...(parsed.remote ? ['--remote'] : []),
   ];
   const supervisor = spawn(process.execPath, supervisorArgs, {
     cwd: repoRoot,
@@ -216,7 +172,8 @@ async function main(): Promise<number> {
   }
 
   progress(
-    `starting KubeCell local${parsed.simulate ? ' with the SIMULATED outside world (--simulate)' : ''} ` +
+    `starting KubeCell local${parsed.simulate ? ' with the SIMULATED outside world (--simulate)' : ''}` +
+      `${parsed.remote ? ', the real OCM hub and the managed cluster cell-remote (--remote)' : ''} ` +
       `(supervisor pid ${supervisorPid}, log ${supervisorLogFile})`,
   );
   const follower = new LogFollower(supervisorLogFile);

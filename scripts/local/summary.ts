@@ -1,0 +1,75 @@
+// What `npm run local-up` prints once the instance is ready (up.ts): the KUBECONFIG to export,
+// how to try it, what runs and what is simulated, and with --remote the managed cluster's
+// kubeconfig and the sample to apply. Every line is an `export` or a `#` comment, so that
+// `eval "$(npm run --silent local-up -- ...)"` works.
+import { REMOTE_LINES, SIMULATED_LINES } from './options.js';
+import { REMOTE_SAMPLE } from './remote-files.js';
+import { supervisorLogFile, type LocalState, type RemoteState } from './state.js';
+
+/** The --remote part of the summary: the managed cluster, the sample, what to watch. */
+export function remoteLines(remote: RemoteState, kubectl = 'kubectl'): string[] {
+  const cluster = remote.managedCluster;
+  const onManaged = `KUBECONFIG=${remote.kubeconfig ?? '?'} kubectl`;
+  return [
+    ...REMOTE_LINES.map((line) => `# ${line}`),
+    `# The managed cluster ${cluster} (${remote.apiserverUrl ?? '?'}), its admin KUBECONFIG:`,
+    `#   export REMOTE_KUBECONFIG=${remote.kubeconfig ?? '?'}`,
+    `# Try it: a Cell with spec.delivery ManifestWork bound to ${cluster}, and a VirtualCluster on it:`,
+    `#   kubectl apply -f ${remote.sampleFile ?? '?'}`,
+    `#   kubectl get cell ${REMOTE_SAMPLE.cell} -n kubecell-system; kubectl get virtualcluster -n ${REMOTE_SAMPLE.namespace}`,
+    `#   kubectl get manifestworks -n ${cluster}      # what the hub delivers, with OCM's status`,
+    `#   ${onManaged} get nodes,deploy -A       # on ${cluster}: its Nodes, the cell agent`,
+    `#   ${onManaged} get clusters.k3k.io,svc -n ${REMOTE_SAMPLE.namespace}`,
+    `#   (the hub's private sealing key: ${remote.sealingKeyFile ?? '?'}; kubectl: ${kubectl})`,
+  ];
+}
+
+/** The Composite- and DecoratorControllers among the objects applied from metacontroller/. */
+function controllerNames(state: LocalState): string[] {
+  return (state.metacontrollerObjects ?? [])
+    .filter((object) => /^(composite|decorator)controller\./.test(object))
+    .map((object) => object.slice(object.indexOf('/') + 1));
+}
+
+/** What local-up prints on stdout once ready: `export` lines and `#` comments only. */
+export function summary(state: LocalState): string[] {
+  const seconds =
+    state.startupSeconds === undefined ? '' : ` in ${state.startupSeconds.toFixed(1)} s`;
+  const lines = [
+    `export KUBECONFIG=${state.kubeconfig ?? ''}`,
+    `# KubeCell local is up${seconds}${state.simulated ? ', WITH a SIMULATED outside world' : ''} ` +
+      `(supervisor pid ${state.supervisorPid}).`,
+    '# Try it:',
+    '#   kubectl apply -f samples/',
+    '#   kubectl get cells -n kubecell-system; kubectl get virtualclusters -A; kubectl get gpucellpools',
+  ];
+  if (state.kubectl) {
+    lines.push(`#   (a kubectl matching this cluster: ${state.kubectl})`);
+  }
+  lines.push(
+    `# Running: etcd, kube-apiserver, kube-controller-manager (${state.apiserverUrl ?? '?'}),`,
+    "#   KubeCell's CRDs and the upstream CRDs it uses, namespaces kubecell-system, kubecell-cells, tenant-a, tenant-b,",
+    `#   the hook server on ${state.hookServerUrl ?? '?'} with the admission webhook (log ${state.processes['hook-server']?.logFile ?? '?'}),`,
+    `#   Metacontroller ${state.metacontrollerVersion ?? ''} as metacontroller/metacontroller, and the controllers`,
+    `#   of metacontroller/: ${controllerNames(state).join(', ')}`,
+    '#   (their hooks pointed at that server): applied objects are reconciled and get a status.',
+  );
+  if (state.simulated) {
+    lines.push(...SIMULATED_LINES.map((line) => `# ${line}`));
+    if (state.remote) lines.push(...remoteLines(state.remote, state.kubectl));
+  } else {
+    lines.push(
+      '# NOT running, and not simulated:',
+      '#   - a kubelet: there are no nodes, so no Pod ever starts.',
+      '#   - the k3k, Open Cluster Management, Cluster API and KubeVirt controllers: their objects',
+      '#     (where the CRDs are installed) are stored, and nothing acts on them; so Cells and',
+      '#     VirtualClusters do not become Ready.',
+      '#   `npm run local-up -- --simulate` plays them (simulated by test/simulate/): samples become Ready.',
+    );
+  }
+  lines.push(
+    `# Logs: ${supervisorLogFile}, control plane ${state.dir ?? '?'}/logs`,
+    `# Stop it (and every process it started${state.simulated ? ', the simulation included' : ''}): npm run local-down`,
+  );
+  return lines;
+}
