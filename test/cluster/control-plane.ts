@@ -442,7 +442,8 @@ async function startControlPlaneOnce(
           name,
           ...(kind === 'serviceaccount' ? ['-n', account.namespace] : []),
         ]);
-        if (created.code !== 0 && !created.stderr.includes('AlreadyExists')) {
+        // kubectl says AlreadyExists for a namespace, `already exists` for a ServiceAccount.
+        if (created.code !== 0 && !/AlreadyExists|already exists/.test(created.stderr)) {
           throw new Error(`creating ${kind} ${name} failed: ${created.stderr}`);
         }
       }

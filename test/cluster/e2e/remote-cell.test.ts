@@ -1,0 +1,202 @@
+// Remote Cells through the real OCM (issue 18): KubeCell and OCM's hub run on one control
+// plane, a GPU cluster on another joins it as `cell-remote` with OCM's real registration and
+// work agents, and everything KubeCell does there travels as ManifestWorks. A platform engineer
+// applies a Cell with `delivery: ManifestWork`; a tenant applies a plan and a VirtualCluster on
+// the hub. The scenarios check with kubectl on both clusters: the Cell turns Ready from the real
+// agent's lease and the cell agent's report; the plan is judged on that inventory; the
+// VirtualCluster's children appear on the managed cluster's apiserver and its status on the hub
+// reaches Ready with the endpoint, and the tenant reads k3k's kubeconfig on the hub; stopping
+// OCM's agents turns both Degraded; deleting the VirtualCluster removes its children there; the
+// hub's components hold no credential or route to the managed cluster.
+import { expect } from 'chai';
+import { parse } from 'yaml';
+import { AGENT_WORK_NAME, virtualClusterWorkName } from '../../../hooks/remote/contract.js';
+import { kubeconfigServers } from '../ocm.js';
+import type { ManagedProcess } from '../processes.js';
+import { CLUSTER_SETUP_TIMEOUT_MS } from '../shared-cluster.js';
+import {
+  CELL,
+  CELL_NAMESPACE,
+  createHostNamespace,
+  GPU,
+  K3K_CLUSTER,
+  kubeconfigText,
+  VC,
+  virtualCluster,
+  virtualNodeClass,
+} from './cell-fixtures.js';
+import {
+  MANAGED_CLUSTER,
+  MANIFESTWORK,
+  remoteCellManifest,
+  runDeliveredAgent,
+  startRemoteWorld,
+  type RemoteWorld,
+} from './remote-fixtures.js';
+import {
+  apply,
+  conditionOf,
+  describeStatus,
+  eventually,
+  eventuallyGone,
+  eventuallyPhase,
+  getObject,
+  kubectl,
+  type ObjectWithStatus,
+} from './support.js';
+
+const PLANS = 'virtualclusterplans.kubecell.io';
+
+describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function () {
+  this.timeout(180_000);
+  const cell = 'gpu-remote';
+  const profile = 'a100-remote';
+  const namespace = 'team-remote';
+  const name = 'vc-remote';
+  const klass = 'remote-small';
+  let world: RemoteWorld;
+  let agent: ManagedProcess | undefined;
+  let uid: string;
+
+  before(async function () {
+    this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
+    world = await startRemoteWorld(profile);
+  });
+
+  after(async function () {
+    this.timeout(120_000);
+    await agent?.stop();
+    await world?.stop();
+  });
+
+  it('the hub components were given only the hub: no route or credential to the managed cluster', async function () {
+    const managedServers = kubeconfigServers(world.managed.cluster.kubeconfigPath);
+    expect(managedServers).to.have.length.greaterThan(0);
+    for (const file of Object.values(world.stack.hubComponentKubeconfigs)) {
+      const servers = kubeconfigServers(file);
+      expect(servers).to.have.length.greaterThan(0);
+      for (const server of managedServers) expect(servers).to.not.include(server);
+    }
+  });
+
+  it('a Cell bound to cell-remote delivers the cell agent; it turns Ready from the real lease and the agent’s report', async function () {
+    await apply(world.stack, remoteCellManifest(cell, profile), 'e2e-platform');
+    const work = await eventually<ObjectWithStatus>(
+      world.stack,
+      `ManifestWork ${AGENT_WORK_NAME}`,
+      async () => {
+        const found = await getObject(world.stack, MANIFESTWORK, AGENT_WORK_NAME, MANAGED_CLUSTER);
+        return found ? { value: found } : { notYet: 'absent' };
+      },
+    );
+    expect(work.metadata.ownerReferences?.[0]).to.include({
+      kind: 'ManagedCluster',
+      name: MANAGED_CLUSTER,
+    });
+    agent = await runDeliveredAgent(world);
+    const ready = await eventuallyPhase(world.stack, CELL, cell, CELL_NAMESPACE, 'Ready', 120_000);
+    const status = ready.status as Record<string, unknown>;
+    expect((status['managedCluster'] as Record<string, unknown>)['leaseFresh']).to.equal(true);
+    expect(status['nodeCount'], describeStatus(ready)).to.equal(2);
+    const inventory = status['inventory'] as Record<string, { allocatable?: string }>;
+    expect(inventory[GPU]?.allocatable, JSON.stringify(inventory)).to.equal('16');
+    expect(conditionOf(ready, 'InventoryFresh')?.status).to.equal('True');
+  });
+
+  it('a plan on the remote Cell is judged on the agent’s inventory', async function () {
+    await createHostNamespace(world.stack, namespace);
+    await apply(world.stack, virtualNodeClass(klass), 'e2e-platform');
+    await apply(world.stack, {
+      apiVersion: 'kubecell.io/v1alpha1',
+      kind: 'VirtualClusterPlan',
+      metadata: { name: 'fits', namespace },
+      spec: { cellRef: { name: cell }, classRef: { name: klass } },
+    });
+    const plan = await eventually<ObjectWithStatus>(world.stack, 'the plan decided', async () => {
+      const found = await getObject(world.stack, PLANS, 'fits', namespace);
+      const decision = (found?.status as { decision?: string } | undefined)?.decision;
+      return decision && found ? { value: found } : { notYet: describeStatus(found) };
+    });
+    const status = plan.status as { decision: string; checks?: unknown };
+    expect(status.decision, JSON.stringify(status.checks)).to.equal('Accepted');
+  });
+
+  it('a VirtualCluster on it: children on the managed apiserver, Ready on the hub with the endpoint and k3k’s kubeconfig', async function () {
+    await apply(world.stack, virtualCluster(namespace, name, cell, klass));
+    const vc = await eventuallyPhase(world.stack, VC, name, namespace, 'Ready', 150_000);
+    uid = vc.metadata.uid!;
+    const remote = (resource: string, child: string) =>
+      getObject(world.managedView, resource, child, namespace);
+    expect(await remote(K3K_CLUSTER, name), 'k3k Cluster on the managed cluster').to.not.equal(
+      undefined,
+    );
+    expect(await remote('resourcequota', `kubecell-${name}-quota`)).to.not.equal(undefined);
+    expect(await remote('limitrange', `kubecell-${name}-defaults`)).to.not.equal(undefined);
+    const service = await remote('service', `kubecell-${name}-api`);
+    const nodePort = (service?.spec?.['ports'] as { nodePort: number }[])[0]!.nodePort;
+    expect(
+      await getObject(world.stack, K3K_CLUSTER, name, namespace),
+      'no k3k Cluster on the hub',
+    ).to.equal(undefined);
+    const endpoint = vc.status?.['endpoint'] as { address: string; port: number };
+    expect(endpoint.port).to.equal(nodePort);
+    const secretName = `kubecell-${name}-${uid}-admin-kubeconfig`;
+    const published = kubeconfigText(await getObject(world.stack, 'secret', secretName, namespace));
+    const original = kubeconfigText(await remote('secret', `k3k-${name}-kubeconfig`));
+    const server = /^ {4}server: (.+)$/m.exec(original)?.[1];
+    expect(published).to.equal(
+      original.replace(`server: ${server}`, `server: https://${endpoint.address}:${endpoint.port}`),
+    );
+    const users = (parse(published) as { users: { user: Record<string, string> }[] }).users;
+    expect(users[0]!.user['client-key-data'], 'a usable credential').to.be.a('string');
+  });
+
+  it('readers of the ManifestWork see only a sealed kubeconfig', async function () {
+    const work = await getObject(
+      world.stack,
+      MANIFESTWORK,
+      virtualClusterWorkName(uid),
+      MANAGED_CLUSTER,
+    );
+    const text = JSON.stringify(work);
+    const original = kubeconfigText(
+      await getObject(world.managedView, 'secret', `k3k-${name}-kubeconfig`, namespace),
+    );
+    const key = /client-key-data: (.+)$/m.exec(original)?.[1];
+    expect(key).to.be.a('string');
+    expect(text).to.not.contain(key!);
+    expect(text).to.contain('sealedKubeconfig');
+  });
+
+  it('stopping OCM’s agents turns the Cell and the VirtualCluster Degraded; restarting them, Ready', async function () {
+    await world.managed.stopAgents();
+    await eventuallyPhase(world.stack, CELL, cell, CELL_NAMESPACE, 'Degraded', 120_000);
+    const degraded = await eventuallyPhase(world.stack, VC, name, namespace, 'Degraded', 150_000);
+    expect(conditionOf(degraded, 'CellLive')?.status).to.not.equal('True');
+    await world.managed.startAgents();
+    await eventuallyPhase(world.stack, CELL, cell, CELL_NAMESPACE, 'Ready', 120_000);
+    await eventuallyPhase(world.stack, VC, name, namespace, 'Ready', 150_000);
+  });
+
+  it('deleting the VirtualCluster removes its children from the managed cluster, then it is gone', async function () {
+    await kubectl(world.stack, ['delete', VC, name, '-n', namespace, '--wait=false']);
+    await eventuallyGone(world.stack, VC, name, namespace, 150_000);
+    expect(
+      await getObject(world.stack, MANIFESTWORK, virtualClusterWorkName(uid), MANAGED_CLUSTER),
+    ).to.equal(undefined);
+    for (const [resource, child] of [
+      [K3K_CLUSTER, name],
+      ['resourcequota', `kubecell-${name}-quota`],
+      ['limitrange', `kubecell-${name}-defaults`],
+      ['service', `kubecell-${name}-api`],
+    ] as const) {
+      const left: ObjectWithStatus | undefined = await getObject(
+        world.managedView,
+        resource,
+        child,
+        namespace,
+      );
+      expect(left, `${resource} ${child} on the managed cluster`).to.equal(undefined);
+    }
+  });
+});

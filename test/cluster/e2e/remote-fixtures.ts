@@ -1,0 +1,192 @@
+// What the remote-Cell scenarios stand on: a hub running KubeCell and the real OCM hub, and a
+// second control plane joined to it as ManagedCluster `cell-remote` by OCM's real agents
+// (kubecell-stack.ts `ocmHub: 'real'`). On the managed cluster the test plays what a kubelet
+// and k3k would do there: it registers the GPU Nodes, installs the provider baseline and k3k's
+// CRD, serves k3k Clusters (test/simulate/), and runs the KubeCell cell agent exactly as the
+// Deployment the hub delivered by ManifestWork says (its command, arguments and environment,
+// its ServiceAccount's token, its mounted public key). The hub's components only ever get the
+// hub's kubeconfig (stack.hubComponentKubeconfigs).
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { API_VERSION } from '../../../hooks/api/kinds.js';
+import { AGENT_NAME, AGENT_NAMESPACE } from '../../../hooks/remote/contract.js';
+import { installCrds, upstreamCrdFiles } from '../crds.js';
+import { startKubeCellStack, type KubeCellStack } from '../kubecell-stack.js';
+import type { OcmManagedCluster } from '../ocm.js';
+import { repoRoot } from '../paths.js';
+import { startManagedProcess, type ManagedProcess } from '../processes.js';
+import {
+  profileNodeRegistrations,
+  registerNode,
+  startSimulation,
+  type Simulation,
+} from '../../simulate/index.js';
+import { CELL_NAMESPACE, GPU } from './cell-fixtures.js';
+import { eventually, getObject, type ObjectWithStatus } from './support.js';
+
+export const MANAGED_CLUSTER = 'cell-remote';
+export const MANIFESTWORK = 'manifestworks.work.open-cluster-management.io';
+
+export interface RemoteWorld {
+  stack: KubeCellStack;
+  managed: OcmManagedCluster;
+  /** The managed cluster seen through the e2e helpers (getObject, eventually…). */
+  managedView: KubeCellStack;
+  /** test/simulate/ on the managed cluster: its Nodes, the provider baseline, k3k. */
+  simulation: Simulation;
+  profile: string;
+  /** Where the test keeps what it writes (the hub's private key, the agent's mounted files). */
+  workDir: string;
+  stop(): Promise<void>;
+}
+
+/** A fresh RSA key pair for sealing; the private key goes to the hook server as a file. */
+function writeSealingKey(workDir: string): string {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
+  const file = path.join(workDir, 'sealing-key.pem');
+  writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  return file;
+}
+
+/** The hub with KubeCell and real OCM, `cell-remote` joined, the GPU Nodes of `profile` there. */
+export async function startRemoteWorld(
+  profile: string,
+  options: { leaseDurationSeconds?: number } = {},
+): Promise<RemoteWorld> {
+  const workDir = mkdtempSync(path.join(tmpdir(), 'kubecell-remote-'));
+  const stack = await startKubeCellStack({
+    ocmHub: 'real',
+    ocmManagedCluster: {
+      name: MANAGED_CLUSTER,
+      leaseDurationSeconds: options.leaseDurationSeconds ?? 2,
+      extraCrdFiles: upstreamCrdFiles().filter((file) => /k3k\.io_/.test(file)),
+    },
+    hookServerEnv: { KUBECELL_SEALING_KEY_FILE: writeSealingKey(workDir) },
+  });
+  const managed = stack.ocm?.managedCluster;
+  if (!managed) throw new Error('the stack started no managed cluster');
+  const managedView = { ...stack, cluster: managed.cluster };
+  const simulation = await startSimulation(managed.cluster.kubeconfigPath, {
+    ocm: false,
+    kubevirt: false,
+    clusterAPI: false,
+    profileNodes: false,
+    k3k: { intervalMs: 200 },
+  });
+  for (const registration of profileNodeRegistrations(profile, [GPU], { perProfile: 2 })) {
+    await registerNode(simulation.client, registration);
+  }
+  return {
+    stack,
+    managed,
+    managedView,
+    simulation,
+    profile,
+    workDir,
+    async stop() {
+      await simulation.stop();
+      await stack.stop();
+    },
+  };
+}
+
+/** The Cell a platform engineer applies for a GPU cluster joined to OCM. */
+export function remoteCellManifest(name: string, profile: string): unknown {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Cell',
+    metadata: { name, namespace: CELL_NAMESPACE },
+    spec: {
+      managedClusterRef: { name: MANAGED_CLUSTER },
+      machineProfile: { name: profile, devices: [{ name: 'gpu', resourceName: GPU }] },
+      delivery: 'ManifestWork',
+    },
+  };
+}
+
+interface Container {
+  command?: string[];
+  args?: string[];
+  env?: { name: string; value?: string }[];
+  volumeMounts?: { name: string; mountPath: string }[];
+}
+interface PodSpec {
+  serviceAccountName?: string;
+  containers: Container[];
+  volumes?: { name: string; configMap?: { name: string } }[];
+}
+
+/** The agent Deployment OCM's work agent applied on the managed cluster (waits for it). */
+export function deliveredAgentDeployment(world: RemoteWorld): Promise<ObjectWithStatus> {
+  return eventually<ObjectWithStatus>(
+    world.stack,
+    `Deployment ${AGENT_NAMESPACE}/${AGENT_NAME} delivered to ${MANAGED_CLUSTER}`,
+    async () => {
+      const deployment = await getObject(
+        world.managedView,
+        'deployment',
+        AGENT_NAME,
+        AGENT_NAMESPACE,
+      );
+      return deployment ? { value: deployment } : { notYet: 'not applied yet' };
+    },
+    120_000,
+  );
+}
+
+/** Copies each mounted ConfigMap into a folder, as the kubelet projects it; returns mount → folder. */
+async function projectConfigMaps(world: RemoteWorld, spec: PodSpec, container: Container) {
+  const mounts = new Map<string, string>();
+  for (const mount of container.volumeMounts ?? []) {
+    const volume = spec.volumes?.find((candidate) => candidate.name === mount.name);
+    if (!volume?.configMap) continue;
+    const folder = mkdtempSync(path.join(world.workDir, `${mount.name}-`));
+    const configMap = await getObject(
+      world.managedView,
+      'configmap',
+      volume.configMap.name,
+      AGENT_NAMESPACE,
+    );
+    for (const [key, value] of Object.entries(configMap?.data ?? {})) {
+      writeFileSync(path.join(folder, key), value);
+    }
+    mounts.set(mount.mountPath, folder);
+  }
+  return mounts;
+}
+
+/**
+ * Runs the delivered agent as the kubelet would run its one container: the same command and
+ * arguments (`node` is this Node.js, the working directory the image's, i.e. the repository),
+ * the same environment with mounted paths moved to where the test projected them, and a
+ * kubeconfig holding the token of the ServiceAccount the Deployment names.
+ */
+export async function runDeliveredAgent(world: RemoteWorld): Promise<ManagedProcess> {
+  const deployment = await deliveredAgentDeployment(world);
+  const template = deployment.spec?.['template'] as { spec: PodSpec };
+  const container = template.spec.containers[0]!;
+  const mounts = await projectConfigMaps(world, template.spec, container);
+  const moved = (value: string) => {
+    for (const [mountPath, folder] of mounts) {
+      if (value.startsWith(`${mountPath}/`)) return folder + value.slice(mountPath.length);
+    }
+    return value;
+  };
+  const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] };
+  for (const variable of container.env ?? []) env[variable.name] = moved(variable.value ?? '');
+  env['KUBECONFIG'] = await world.managed.cluster.kubeconfigForServiceAccount({
+    namespace: AGENT_NAMESPACE,
+    name: template.spec.serviceAccountName ?? 'default',
+  });
+  const [command, ...rest] = [...(container.command ?? []), ...(container.args ?? [])];
+  return startManagedProcess({
+    name: 'kubecell-cell-agent',
+    command: command === 'node' ? process.execPath : command!,
+    args: rest,
+    env,
+    cwd: repoRoot,
+    logDir: world.workDir,
+  });
+}
