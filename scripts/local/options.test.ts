@@ -51,7 +51,7 @@ describe('local-up options', function () {
   it('says what --remote runs for real, what it simulates, and that the hub never connects', function () {
     const text = REMOTE_LINES.join('\n');
     expect(text).to.match(/^REMOTE \(--remote\): the REAL Open Cluster Management hub/);
-    expect(text).to.include(`ManagedCluster\n${REMOTE_CLUSTER_NAME}`.replace('\n', '\n'));
+    expect(text).to.include(`ManagedCluster\n${REMOTE_CLUSTER_NAME}`);
     for (const part of [
       'kubelets',
       'provider baseline',
