@@ -97,7 +97,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
     const ready = await eventuallyPhase(world.stack, CELL, cell, CELL_NAMESPACE, 'Ready', 120_000);
     const status = ready.status as Record<string, unknown>;
     expect((status['managedCluster'] as Record<string, unknown>)['leaseFresh']).to.equal(true);
-    expect(status['nodeCount'], describeStatus(ready)).to.equal(2);
+    expect(status['nodeCount'], describeStatus(ready)).to.deep.equal({ ready: 2, total: 2 });
     const inventory = status['inventory'] as Record<string, { allocatable?: string }>;
     expect(inventory[GPU]?.allocatable, JSON.stringify(inventory)).to.equal('16');
     expect(conditionOf(ready, 'InventoryFresh')?.status).to.equal('True');
