@@ -6,7 +6,7 @@ import path from 'node:path';
 import { ensureBinaries } from '../../test/cluster/binaries.js';
 import { startKubeCellStack, type KubeCellStack } from '../../test/cluster/kubecell-stack.js';
 import type { ManagedProcess } from '../../test/cluster/processes.js';
-import { startSimulation, type KubeClient, type Simulation } from '../../test/simulate/index.js';
+import { startSimulation, type Simulation } from '../../test/simulate/index.js';
 import { CELL_AGENT_PROCESS } from './cell-agent-runner.js';
 import { repeatSuppressing } from './log-lines.js';
 import { REMOTE_CLUSTER_NAME, SIMULATED_NODES_PER_PROFILE } from './options.js';
@@ -60,7 +60,7 @@ export async function startHubSimulation(
   kubeconfig: string,
   remote: boolean,
   log: Log,
-): Promise<{ simulation: Simulation; client?: KubeClient }> {
+): Promise<Simulation> {
   const client = remote ? hubSimulationClient(kubeconfig) : undefined;
   const simulation = await startSimulation(client ?? kubeconfig, {
     profileNodes: { perProfile: SIMULATED_NODES_PER_PROFILE },
@@ -68,7 +68,15 @@ export async function startHubSimulation(
     ...(remote ? { ocm: { hub: false } } : {}),
     log: repeatSuppressing((line) => log(`[SIMULATED] ${line}`)),
   });
-  return { simulation, ...(client ? { client } : {}) };
+  if (!client) return simulation;
+  // startSimulation() closes only a client it made itself.
+  return {
+    ...simulation,
+    async stop() {
+      await simulation.stop();
+      client.close();
+    },
+  };
 }
 
 function record(managed: ManagedProcess, command: string): RecordedProcess {

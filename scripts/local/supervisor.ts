@@ -26,7 +26,7 @@ import { chmodSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import type { KubeCellStack } from '../../test/cluster/kubecell-stack.js';
 import { describeExit, logTail, type ManagedProcess } from '../../test/cluster/processes.js';
 import { verifyUpstreamInputs } from '../../test/cluster/upstream-inputs.js';
-import type { KubeClient, Simulation } from '../../test/simulate/index.js';
+import type { Simulation } from '../../test/simulate/index.js';
 import {
   REMOTE_CLUSTER_NAME,
   REMOTE_LINES,
@@ -78,8 +78,6 @@ const state: LocalState = {
 };
 let stack: KubeCellStack | undefined;
 let simulation: Simulation | undefined;
-/** The hub simulation's own client with --remote (startSimulation closes only its own). */
-let simulationClient: KubeClient | undefined;
 let remoteWorld: RemoteWorld | undefined;
 let phase: 'starting' | 'running' | 'stopping' = 'starting';
 
@@ -113,7 +111,6 @@ async function stopSimulation(): Promise<void> {
     }),
   ]);
   clearTimeout(timer);
-  simulationClient?.close();
   log(
     stopped
       ? 'simulation stopped (test/simulate/: OCM, kubelets, k3k, KubeVirt, Cluster API)'
@@ -206,9 +203,7 @@ function watchForUnexpectedExits(managed: readonly ManagedProcess[]): void {
 async function startSimulations(running: KubeCellStack): Promise<void> {
   for (const line of SIMULATED_LINES) log(line);
   log('starting the simulation (test/simulate/ startSimulation)');
-  const hub = await startHubSimulation(running.cluster.kubeconfigPath, remote, log);
-  simulation = hub.simulation;
-  simulationClient = hub.client;
+  simulation = await startHubSimulation(running.cluster.kubeconfigPath, remote, log);
   if (!remote || phase !== 'starting') return;
   for (const line of REMOTE_LINES) log(line);
   const files = remoteFiles(localDir);

@@ -81,6 +81,7 @@ function refuseSecondInstance(existing: LocalState): number {
   progress(
     `KubeCell local is already ${existing.ready ? 'running' : 'starting'} ` +
       `${existing.simulated ? 'WITH the simulation (--simulate) ' : 'without the simulation '}` +
+      `${existing.remote ? `and the managed cluster ${existing.remote.managedCluster} (--remote) ` : ''}` +
       `(supervisor pid ${existing.supervisorPid}, state ${stateFile}).`,
   );
   if (existing.ready && existing.kubeconfig) {
