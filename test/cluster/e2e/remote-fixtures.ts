@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { API_VERSION } from '../../../hooks/api/kinds.js';
 import { AGENT_NAME, AGENT_NAMESPACE } from '../../../hooks/remote/contract.js';
-import { installCrds, upstreamCrdFiles } from '../crds.js';
+import { upstreamCrdFiles } from '../crds.js';
 import { startKubeCellStack, type KubeCellStack } from '../kubecell-stack.js';
 import type { OcmManagedCluster } from '../ocm.js';
 import { repoRoot } from '../paths.js';
