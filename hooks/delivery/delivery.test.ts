@@ -221,9 +221,10 @@ describe('kubecell-delivery: the ManifestWorks of a ManagedCluster', () => {
       });
     });
 
-    it('feeds back the NodePort and the sealed kubeconfig; orphans the Namespace and the baseline', () => {
+    it("feeds back k3k's status, the NodePort and the sealed kubeconfig; orphans the Namespace and the baseline", () => {
       const { vc } = placedVirtualCluster();
       const work = named(works([remoteCell(), vc]), VC_WORK);
+      const ready = (field: string) => `.status.conditions[?(@.type=="Ready")].${field}`;
       expect(work.spec.manifestConfigs).to.deep.equal([
         {
           resourceIdentifier: {
@@ -232,6 +233,17 @@ describe('kubecell-delivery: the ManifestWorks of a ManagedCluster', () => {
             name: 'team-a',
             namespace: 'tenant-a',
           },
+          feedbackRules: [
+            {
+              type: 'JSONPaths',
+              jsonPaths: [
+                { name: 'k3kPhase', path: '.status.phase' },
+                { name: 'k3kReadyStatus', path: ready('status') },
+                { name: 'k3kReadyReason', path: ready('reason') },
+                { name: 'k3kReadyMessage', path: ready('message') },
+              ],
+            },
+          ],
           updateStrategy: { type: 'CreateOnly' },
         },
         {

@@ -105,9 +105,19 @@ export function feedbackOf(manifest: KubernetesObject, paths: JsonPath[]): Manif
   };
 }
 
-/** A manifest created once and never updated (Metacontroller's `OnDelete`). */
-export function createOnly(manifest: KubernetesObject): ManifestConfigOption {
-  return { resourceIdentifier: identifierOf(manifest), updateStrategy: { type: 'CreateOnly' } };
+/**
+ * A manifest created once and never updated (Metacontroller's `OnDelete`), whose `paths` come
+ * back as feedback (the work agent reads feedback whatever the update strategy).
+ */
+export function createOnly(
+  manifest: KubernetesObject,
+  paths: JsonPath[] = [],
+): ManifestConfigOption {
+  return {
+    resourceIdentifier: identifierOf(manifest),
+    ...(paths.length === 0 ? {} : { feedbackRules: [{ type: 'JSONPaths', jsonPaths: paths }] }),
+    updateStrategy: { type: 'CreateOnly' },
+  };
 }
 
 /** Delete every manifest with the work, but leave `orphans` on the managed cluster. */

@@ -13,8 +13,9 @@
  *   k3k Cluster is `CreateOnly`, as the local one is `OnDelete`: created once, never rewritten.
  * - The ConfigMap the agent seals the kubeconfig into, observed only (`ReadOnly`).
  *
- * Feedback: the Service's `spec.ports[0].nodePort` (FEEDBACK.nodePort) and the sealed
- * kubeconfig (FEEDBACK.sealedKubeconfig). Deleting the work deletes every manifest but the
+ * Feedback: k3k's status of the Cluster (its phase and `Ready` condition, K3K_STATUS_PATHS), the
+ * Service's `spec.ports[0].nodePort` (FEEDBACK.nodePort) and the sealed kubeconfig
+ * (FEEDBACK.sealedKubeconfig). Deleting the work deletes every manifest but the
  * Namespace and the NetworkPolicies (`SelectivelyOrphan`): VirtualClusters of one namespace
  * share them. The ReadOnly ConfigMap is never deleted by the work agent.
  */
@@ -54,6 +55,19 @@ import {
 /** The feedback JSONPaths of a VirtualCluster's work. */
 export const NODE_PORT_PATH = '.spec.ports[0].nodePort';
 export const SEALED_KUBECONFIG_PATH = `.data.${SEALED_KUBECONFIG_KEY}`;
+/**
+ * k3k's own status of its Cluster, which K3kReady reads as it reads a local Cluster's. The work
+ * agent evaluates a path with k8s.io/client-go/util/jsonpath (missing keys allowed) and keeps
+ * the first match (ocm v1.3.1 `pkg/work/spoke/statusfeedback/reader.go`); a filter expression
+ * picks the `Ready` condition, as OCM's own well-known Pod rule does
+ * (`pkg/work/spoke/statusfeedback/rules/rule.go`). A field k3k has not set comes back as no value.
+ */
+export const K3K_STATUS_PATHS = Object.freeze([
+  { name: FEEDBACK.k3kPhase, path: '.status.phase' },
+  { name: FEEDBACK.k3kReadyStatus, path: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: FEEDBACK.k3kReadyReason, path: '.status.conditions[?(@.type=="Ready")].reason' },
+  { name: FEEDBACK.k3kReadyMessage, path: '.status.conditions[?(@.type=="Ready")].message' },
+]);
 
 /** A VirtualCluster with its UID, as Metacontroller always sends it. */
 export type DeliveredVirtualCluster = VirtualCluster & { metadata: { uid: string } };
@@ -136,7 +150,10 @@ export function renderVirtualClusterWork(
     {
       deleteOption: orphaning([namespace, ...policies]),
       manifestConfigs: [
-        createOnly(cluster),
+        createOnly(
+          cluster,
+          K3K_STATUS_PATHS.map((path) => ({ ...path })),
+        ),
         feedbackOf(service, [{ name: FEEDBACK.nodePort, path: NODE_PORT_PATH }]),
         readOnlyWithFeedback(sealed, [
           { name: FEEDBACK.sealedKubeconfig, path: SEALED_KUBECONFIG_PATH },

@@ -46,6 +46,12 @@ export const FEEDBACK = {
   sealedKubeconfig: 'sealedKubeconfig',
   /** The API Service's spec.ports[0].nodePort (Integer). */
   nodePort: 'nodePort',
+  /** The k3k Cluster's status.phase (String). */
+  k3kPhase: 'k3kPhase',
+  /** The status, reason and message of the k3k Cluster's `Ready` condition (String). */
+  k3kReadyStatus: 'k3kReadyStatus',
+  k3kReadyReason: 'k3kReadyReason',
+  k3kReadyMessage: 'k3kReadyMessage',
 } as const;
 
 /**

@@ -46,7 +46,7 @@ export const REASONS = {
   ChildrenApplied: 'ChildrenApplied',
   ChildrenPending: 'ChildrenPending',
   ChildrenKept: 'ChildrenKept',
-  // ChildrenApplied on a ManifestWork Cell (K3kReady too, but for WorkApplied)
+  // ChildrenApplied on a ManifestWork Cell (K3kReady too: WorkNotObserved, WorkNotFound)
   WorkApplied: 'WorkApplied',
   WorkNotObserved: 'WorkNotObserved',
   WorkNotFound: 'WorkNotFound',
@@ -55,9 +55,6 @@ export const REASONS = {
   K3kReady: 'K3kReady',
   K3kNotReady: 'K3kNotReady',
   K3kClusterMissing: 'K3kClusterMissing',
-  // K3kReady on a ManifestWork Cell
-  K3kKubeconfigFedBack: 'K3kKubeconfigFedBack',
-  WorkNotAvailable: 'WorkNotAvailable',
   // KubeconfigPublished
   KubeconfigPublished: 'KubeconfigPublished',
   WaitingForNodePort: 'WaitingForNodePort',
@@ -66,7 +63,7 @@ export const REASONS = {
   K3kKubeconfigRejected: 'K3kKubeconfigRejected',
   SecretNotApplied: 'SecretNotApplied',
   SecretOutdated: 'SecretOutdated',
-  // KubeconfigPublished on a ManifestWork Cell (K3kReady too, for the first)
+  // KubeconfigPublished on a ManifestWork Cell
   WaitingForSealedKubeconfig: 'WaitingForSealedKubeconfig',
   SealingKeyMissing: 'SealingKeyMissing',
   SealedKubeconfigInvalid: 'SealedKubeconfigInvalid',

@@ -5,8 +5,8 @@
  *
  * - ChildrenApplied: the work exists and OCM's work agent reports it `Applied`, and the
  *   kubeconfig Secret rendered on the hub exists.
- * - K3kReady: k3k's own Cluster status is not fed back; it stands for the work being `Available`
- *   and k3k's admin kubeconfig having come back sealed.
+ * - K3kReady: what it means locally (k3k's `Ready` condition, else its phase), from k3k's status
+ *   of the Cluster fed back through the work; the work missing says so.
  * - KubeconfigPublished: the NodePort and the sealed kubeconfig fed back, opened with the hub's
  *   sealing key, and the Secret published from it exactly as for a local Cell.
  *
@@ -20,12 +20,12 @@ import type { VirtualClusterObservation } from './observe.js';
 import { REASONS } from './reasons.js';
 import type { RemoteState } from './remote.js';
 import type { Rendering, SecretPlan } from './render.js';
-import { missingChildren, listedChildren, type Verdict } from './status.js';
+import { k3kReadyCondition, missingChildren, listedChildren, type Verdict } from './status.js';
 
 type Words = [status: Verdict['status'], reason: string, message: string];
 
-/** Why the work is not there, or not `need` (Applied or Available); undefined when it is. */
-function workProblem(remote: RemoteState, need: 'Applied' | 'Available'): Words | undefined {
+/** Why the work is not known to be there; undefined when it is. */
+function workMissing(remote: RemoteState): Words | undefined {
   const { namespace, name } = remote.ref;
   if (!remote.observed) {
     const message = `ManifestWorks were not observed (no ManifestWork group in the request); ManifestWork ${name} in namespace ${namespace} is read on the next sync.`;
@@ -35,20 +35,20 @@ function workProblem(remote: RemoteState, need: 'Applied' | 'Available'): Words 
     const message = `ManifestWork ${name} does not exist in namespace ${namespace} yet: the kubecell-delivery controller writes it for ManagedCluster ${namespace}.`;
     return ['False', REASONS.WorkNotFound, message];
   }
-  const condition = need === 'Applied' ? remote.applied : remote.available;
-  if (condition?.status === 'True') return undefined;
-  const state = describeCondition(need, condition, (text) => echo(text));
-  return need === 'Applied'
-    ? [
-        'False',
-        REASONS.WorkNotApplied,
-        `OCM's work agent of ManagedCluster ${namespace} has not applied ManifestWork ${name}: ${state}.`,
-      ]
-    : [
-        'False',
-        REASONS.WorkNotAvailable,
-        `OCM's work agent of ManagedCluster ${namespace} does not report every resource of ManifestWork ${name} available: ${state}.`,
-      ];
+  return undefined;
+}
+
+/** Why the work is not there or not applied; undefined when OCM's work agent applied it. */
+function workProblem(remote: RemoteState): Words | undefined {
+  const missing = workMissing(remote);
+  if (missing !== undefined || remote.applied?.status === 'True') return missing;
+  const { namespace, name } = remote.ref;
+  const state = describeCondition('Applied', remote.applied, (text) => echo(text));
+  return [
+    'False',
+    REASONS.WorkNotApplied,
+    `OCM's work agent of ManagedCluster ${namespace} has not applied ManifestWork ${name}: ${state}.`,
+  ];
 }
 
 export function remoteChildrenAppliedCondition(
@@ -56,7 +56,7 @@ export function remoteChildrenAppliedCondition(
   rendering: Extract<Rendering, { rendered: true }>,
   observation: VirtualClusterObservation,
 ): Verdict {
-  const problem = workProblem(remote, 'Applied');
+  const problem = workProblem(remote);
   if (problem !== undefined) return verdict('ChildrenApplied', ...problem);
   const missing = missingChildren(rendering.children, observation.children.all);
   if (missing.length > 0) {
@@ -70,16 +70,14 @@ export function remoteChildrenAppliedCondition(
   return verdict('ChildrenApplied', 'True', REASONS.WorkApplied, message);
 }
 
+/**
+ * k3k's own word on its Cluster, fed back through the work, read exactly as a local Cluster's
+ * (status.ts `k3kReadyCondition`): no Cluster while the work agent does not report it existing.
+ */
 export function remoteK3kReadyCondition(remote: RemoteState): Verdict {
-  const problem = workProblem(remote, 'Available');
-  if (problem !== undefined) return verdict('K3kReady', ...problem);
-  const { namespace, name } = remote.ref;
-  if (remote.kubeconfig.state === 'absent') {
-    const message = `k3k's Cluster status is not fed back; waiting for k3k's admin kubeconfig to come back sealed (feedback sealedKubeconfig of ConfigMap ${remote.sealedConfigMap} in ManifestWork ${name}).`;
-    return verdict('K3kReady', 'False', REASONS.WaitingForSealedKubeconfig, message);
-  }
-  const message = `ManifestWork ${name} is available on ManagedCluster ${namespace} and k3k's admin kubeconfig came back sealed (k3k's Cluster status is not fed back).`;
-  return verdict('K3kReady', 'True', REASONS.K3kKubeconfigFedBack, message);
+  const missing = workMissing(remote);
+  if (missing !== undefined) return verdict('K3kReady', ...missing);
+  return k3kReadyCondition(remote.cluster, true);
 }
 
 export function remoteKubeconfigPublishedCondition(
@@ -200,5 +198,5 @@ export function remoteMissingForReady(
 /** Ready's message on a ManifestWork Cell once nothing is missing. */
 export function remoteReadyMessage(remote: RemoteState, url: string | undefined): string {
   const { namespace, name } = remote.ref;
-  return `ManifestWork ${name} is applied and available on ManagedCluster ${namespace}, k3k's kubeconfig came back sealed and is published for ${url ?? ''}.`;
+  return `ManifestWork ${name} is applied on ManagedCluster ${namespace}, k3k reports the Cluster ready, and its kubeconfig came back sealed and is published for ${url ?? ''}.`;
 }

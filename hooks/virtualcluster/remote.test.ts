@@ -13,12 +13,16 @@ import type { CompositeSyncResponse, KubernetesObject } from '../metacontroller/
 import { loadVirtualClusterConfig } from './config.js';
 import { customizeVirtualCluster } from './customize.js';
 import { chooseEndpoint } from './resolve.js';
+import type { K3kCluster } from './observe.js';
+import { k3kReadyCondition } from './status.js';
 import { finalizeVirtualCluster, syncVirtualCluster } from './sync.js';
 import {
   asObserved,
   cell,
   CONFIG,
   K3K_KUBECONFIG,
+  K3K_RUNNING,
+  type FedBackK3k,
   LATER,
   manifestWork,
   MARKER,
@@ -128,7 +132,7 @@ describe('VirtualCluster on a ManifestWork Cell', () => {
     });
   });
 
-  it('waits for the work: not observed, in another namespace, not applied, not available', () => {
+  it('waits for the work: not observed, in another namespace, not applied', () => {
     const vc = remoteResolved();
     const unobserved = syncVirtualCluster(
       { ...syncRequest(vc, remoteRelated()), related: withoutWorks(vc) },
@@ -142,24 +146,71 @@ describe('VirtualCluster on a ManifestWork Cell', () => {
     const notApplied = sync(vc, [manifestWork({ applied: false })]);
     expect(conditions(notApplied)).to.deep.include({
       ChildrenApplied: ['False', 'WorkNotApplied'],
-      K3kReady: ['False', 'WorkNotAvailable'],
+      K3kReady: ['False', 'K3kClusterMissing'],
     });
+    expect(conditions(unobserved).K3kReady).to.deep.equal(['Unknown', 'WorkNotObserved']);
+    expect(conditions(elsewhere).K3kReady).to.deep.equal(['False', 'WorkNotFound']);
     expect(condition(notApplied, 'ChildrenApplied')).to.include(
       'Applied=False (AppliedManifestWorkFailed: Failed to apply manifest work)',
     );
-    const notAvailable = sync(vc, [manifestWork({ available: false })]);
-    expect(conditions(notAvailable)).to.deep.include({
-      ChildrenApplied: ['True', 'WorkApplied'],
-      K3kReady: ['False', 'WorkNotAvailable'],
+    expect(statusOf(notApplied).phase).to.equal('Provisioning');
+  });
+
+  it("K3kReady is k3k's own Ready condition, else its phase, fed back and worded as for a local Cluster", () => {
+    const vc = remoteResolved();
+    const cases: [FedBackK3k, string, string][] = [
+      [K3K_RUNNING, 'True', 'K3kReady'],
+      [{ phase: 'Ready' }, 'True', 'K3kReady'],
+      [{ phase: 'Provisioning' }, 'False', 'K3kNotReady'],
+      [{}, 'False', 'K3kNotReady'],
+      [{ phase: 'Ready', ready: { status: 'False', reason: 'Down' } }, 'False', 'K3kNotReady'],
+      [
+        {
+          phase: 'Provisioning',
+          ready: { status: 'False', reason: 'Provisioning', message: 'wait' },
+        },
+        'False',
+        'K3kNotReady',
+      ],
+    ];
+    for (const [k3k, status, reason] of cases) {
+      const response = sync(vc, [
+        manifestWork({ nodePort: 31234, sealed: sealedKubeconfig(), k3k }),
+      ]);
+      expect(conditions(response).K3kReady, JSON.stringify(k3k)).to.deep.equal([status, reason]);
+      const local = k3kReadyCondition(localCluster(k3k), true);
+      expect(condition(response, 'K3kReady'), JSON.stringify(k3k)).to.equal(local.message);
+    }
+    expect(
+      condition(sync(vc, [manifestWork({ k3k: { phase: 'Provisioning' } })]), 'K3kReady'),
+    ).to.equal('k3k does not report the Cluster ready: phase Provisioning, no Ready condition.');
+  });
+
+  it('a sealed kubeconfig that came back does not make K3kReady True: k3k not ready, or its Cluster gone', () => {
+    const vc = remoteResolved();
+    const provisioning = sync(vc, [
+      manifestWork({ nodePort: 31234, sealed: sealedKubeconfig(), k3k: { phase: 'Provisioning' } }),
+    ]);
+    expect(conditions(provisioning).K3kReady).to.deep.equal(['False', 'K3kNotReady']);
+    expect(statusOf(provisioning).phase).to.equal('Provisioning');
+    // A stale ConfigMap sealed for an earlier VirtualCluster of the same name, k3k's Cluster gone:
+    // the work agent keeps the Cluster's last values but no longer reports it available.
+    const stale = sync(vc, [
+      manifestWork({ nodePort: 31234, sealed: sealedKubeconfig('earlier-uid'), k3k: 'gone' }),
+    ]);
+    expect(conditions(stale)).to.deep.include({
+      K3kReady: ['False', 'K3kClusterMissing'],
+      KubeconfigPublished: ['False', 'SealedKubeconfigInvalid'],
+      Ready: ['False', 'Provisioning'],
     });
-    expect(statusOf(notAvailable).phase).to.equal('Provisioning');
+    expect(condition(stale, 'K3kReady')).to.equal('The k3k Cluster does not exist yet.');
   });
 
   it('takes the endpoint port from the fed-back NodePort, then waits for the sealed kubeconfig', () => {
     const response = sync(remoteResolved(), [manifestWork({ nodePort: 31234 })]);
     expect(statusOf(response).endpoint).to.deep.equal({ address: ADDRESS, port: 31234 });
     expect(conditions(response)).to.deep.include({
-      K3kReady: ['False', 'WaitingForSealedKubeconfig'],
+      K3kReady: ['True', 'K3kReady'],
       KubeconfigPublished: ['False', 'WaitingForSealedKubeconfig'],
     });
     expect(response.children).to.deep.equal([]);
@@ -192,7 +243,7 @@ describe('VirtualCluster on a ManifestWork Cell', () => {
     expect(status.credential).to.deep.equal({ secretName: SECRET });
     expect(conditions(ready)).to.deep.include({
       ChildrenApplied: ['True', 'WorkApplied'],
-      K3kReady: ['True', 'K3kKubeconfigFedBack'],
+      K3kReady: ['True', 'K3kReady'],
       KubeconfigPublished: ['True', 'KubeconfigPublished'],
       CellLive: ['True', 'LeaseFresh'],
       Ready: ['True', 'Ready'],
@@ -330,6 +381,20 @@ function condition(response: CompositeSyncResponse, type: string): string {
     (statusOf(response) as VirtualClusterStatus).conditions?.find((c) => c.type === type)
       ?.message ?? ''
   );
+}
+
+/** The local k3k Cluster whose status is what `k3k` feeds back. */
+function localCluster(k3k: FedBackK3k): K3kCluster {
+  const { ready } = k3k;
+  return {
+    apiVersion: 'k3k.io/v1beta1',
+    kind: 'Cluster',
+    metadata: { name: 'team-a', namespace: 'tenant-a' },
+    status: {
+      ...(k3k.phase === undefined ? {} : { phase: k3k.phase }),
+      conditions: ready === undefined ? [] : [{ type: 'Ready', ...ready }],
+    },
+  };
 }
 
 /** The related objects of a remote sync, without the ManifestWork group (not observed). */

@@ -1,14 +1,16 @@
 /**
  * What a sync of a VirtualCluster on a `delivery: ManifestWork` Cell learns from its
- * ManifestWork (manifestwork.ts): whether OCM's work agent applied it and reports it Available,
- * the NodePort of the API Service (feedback `nodePort`, Integer) and k3k's admin kubeconfig as
- * the KubeCell cell agent sealed it for this VirtualCluster's UID (feedback `sealedKubeconfig`,
- * String, of the ConfigMap `kubecell-<name>-sealed-kubeconfig`), opened with the hub's private
- * sealing key (hooks/remote/sealing.ts). The opened kubeconfig then takes the local publish path
- * (render.ts `planSecret`: allowlist, server rewritten to the endpoint, kept once published).
+ * ManifestWork (manifestwork.ts): whether OCM's work agent applied it, k3k's status of the
+ * Cluster (feedback `k3kPhase` and `k3kReady*`, Strings), the NodePort of the API Service
+ * (feedback `nodePort`, Integer) and k3k's admin kubeconfig as the KubeCell cell agent sealed it
+ * for this VirtualCluster's UID (feedback `sealedKubeconfig`, String, of the ConfigMap
+ * `kubecell-<name>-sealed-kubeconfig`), opened with the hub's private sealing key
+ * (hooks/remote/sealing.ts). The opened kubeconfig then takes the local publish path (render.ts
+ * `planSecret`: allowlist, server rewritten to the endpoint, kept once published).
  *
- * Nothing read from the work is echoed but names, condition words and the sealing module's own
- * problem (which never holds key or secret material); the kubeconfig never is.
+ * Nothing read from the work is echoed but names, condition words, k3k's `Ready` reason and
+ * message (bounded, as a local Cluster's are shown) and the sealing module's own problem (which
+ * never holds key or secret material); the kubeconfig never is.
  */
 import type { KeyObject } from 'node:crypto';
 import type { ResolvedPlacement, VirtualCluster } from '../generated/types/index.js';
@@ -16,8 +18,14 @@ import { echo } from '../json/echo.js';
 import type { ObjectCondition } from '../kube/objects.js';
 import { FEEDBACK, sealedKubeconfigConfigMapName } from '../remote/contract.js';
 import { SealingError, unseal } from '../remote/sealing.js';
-import { KUBECONFIG_KEY } from './constants.js';
-import { configMapMeta, feedbackValue, type FeedbackValue } from '../remote/feedback.js';
+import { isJsonObject } from '../json/json.js';
+import { K3K_API_VERSION, KUBECONFIG_KEY } from './constants.js';
+import {
+  configMapMeta,
+  feedbackValue,
+  manifestCondition,
+  type FeedbackValue,
+} from '../remote/feedback.js';
 import {
   findWork,
   workCondition,
@@ -25,7 +33,7 @@ import {
   type ManifestWork,
   type WorkRef,
 } from './manifestwork.js';
-import type { SecretObject, VirtualClusterObservation } from './observe.js';
+import type { K3kCluster, SecretObject, VirtualClusterObservation } from './observe.js';
 import { childLabels, planSecret, type Rendering } from './render.js';
 
 /** The kubeconfig fed back sealed: opened, not fed back yet, no key to open it, or unusable. */
@@ -42,9 +50,13 @@ export interface RemoteState {
   observed: boolean;
   work?: ManifestWork;
   applied?: ObjectCondition;
-  available?: ObjectCondition;
   /** The NodePort the managed cluster's apiserver allocated, as fed back. */
   port?: number;
+  /**
+   * The k3k Cluster as its fed-back status describes it (phase and `Ready` condition only);
+   * undefined while the work agent does not report it existing on the managed cluster.
+   */
+  cluster?: K3kCluster;
   /** The ConfigMap (in the host namespace on the managed cluster) whose `data.sealed` is fed back. */
   sealedConfigMap: string;
   kubeconfig: RemoteKubeconfig;
@@ -76,13 +88,13 @@ export function assessRemote(
     FEEDBACK.sealedKubeconfig,
   );
   const applied = workCondition(work, 'Applied');
-  const available = workCondition(work, 'Available');
+  const cluster = fedBackCluster(work, namespace, observation.names.cluster);
   return {
     ...base,
     work,
     ...(applied === undefined ? {} : { applied }),
-    ...(available === undefined ? {} : { available }),
     ...(port === undefined ? {} : { port }),
+    ...(cluster === undefined ? {} : { cluster }),
     kubeconfig: openSealed(sealed, vc.metadata.uid ?? '', sealingKey, sealedConfigMap, namespace),
   };
 }
@@ -98,6 +110,52 @@ function fedBackPort(work: ManifestWork, namespace: string, service: string): nu
   return typeof port === 'number' && Number.isInteger(port) && port > 0 && port <= 65535
     ? port
     : undefined;
+}
+
+/**
+ * The k3k Cluster from its fed-back status, for K3kReady to read as a local one (status.ts
+ * `k3kReadyCondition`). It exists only while the work agent reports the manifest `Available`
+ * (the object is there): the agent keeps the last values of an object it can no longer read
+ * (ocm v1.3.1 `pkg/work/spoke/controllers/statuscontroller/availablestatus_controller.go`).
+ */
+function fedBackCluster(
+  work: ManifestWork,
+  namespace: string,
+  name: string,
+): K3kCluster | undefined {
+  const [group = '', version = ''] = K3K_API_VERSION.split('/');
+  const meta = { group, version, kind: 'Cluster', namespace, name };
+  const manifest = manifestCondition(work, meta);
+  const conditions = manifest?.['conditions'];
+  const exists =
+    Array.isArray(conditions) &&
+    conditions.some((c) => isJsonObject(c) && c['type'] === 'Available' && c['status'] === 'True');
+  if (!exists) return undefined;
+  const text = (feedback: string): string | undefined => {
+    const value = feedbackValue(work, meta, feedback);
+    return value?.type === 'String' && 'string' in value && typeof value.string === 'string'
+      ? echo(value.string)
+      : undefined;
+  };
+  const phase = text(FEEDBACK.k3kPhase);
+  const status = text(FEEDBACK.k3kReadyStatus);
+  const reason = text(FEEDBACK.k3kReadyReason);
+  const message = text(FEEDBACK.k3kReadyMessage);
+  const ready: ObjectCondition | undefined =
+    status === undefined
+      ? undefined
+      : {
+          type: 'Ready',
+          status,
+          ...(reason === undefined ? {} : { reason }),
+          ...(message === undefined ? {} : { message }),
+        };
+  return {
+    apiVersion: K3K_API_VERSION,
+    kind: 'Cluster',
+    metadata: { name, namespace },
+    status: { ...(phase === undefined ? {} : { phase }), conditions: ready ? [ready] : [] },
+  };
 }
 
 /** Opens the fed-back sealed kubeconfig for this VirtualCluster's UID. */

@@ -458,10 +458,35 @@ export function sealedKubeconfig(uid: string = VC_UID, text: string = K3K_KUBECO
   return sealFor(sealingKeys().publicKeyPem, uid, text);
 }
 
+/** k3k's status of its Cluster on the managed cluster, as the work feeds it back. */
+export interface FedBackK3k {
+  phase?: string;
+  ready?: { status: string; reason?: string; message?: string };
+}
+/** What k3k reports once the Cluster runs. */
+export const K3K_RUNNING: FedBackK3k = Object.freeze({
+  phase: 'Ready',
+  ready: { status: 'True', reason: 'Provisioned', message: 'Cluster is ready' },
+});
+
+/** The feedback values (`k3kPhase`, `k3kReady*`) of `k3k`, as String values. */
+function k3kFeedback(k3k: FedBackK3k): unknown[] {
+  const value = (name: string, text: string | undefined) =>
+    text === undefined ? [] : [{ name, fieldValue: { type: 'String', string: text } }];
+  return [
+    ...value('k3kPhase', k3k.phase),
+    ...value('k3kReadyStatus', k3k.ready?.status),
+    ...value('k3kReadyReason', k3k.ready?.reason),
+    ...value('k3kReadyMessage', k3k.ready?.message),
+  ];
+}
+
 /**
  * The ManifestWork kubecell-vc-<VC_UID> as OCM's work agent reports it (ocm v1.3.1: `Applied`
  * from manifestwork_reconciler.go, `Available` from spoke/conditions/helpers.go), with the
- * NodePort of the API Service and the sealed kubeconfig fed back when given.
+ * NodePort of the API Service and the sealed kubeconfig fed back when given, and the k3k
+ * Cluster (reported existing, `K3K_RUNNING` unless told) while the work is applied; `k3k:
+ * 'gone'` reports it not existing any more, its last values kept (as the work agent keeps them).
  */
 export function manifestWork(
   options: {
@@ -470,6 +495,7 @@ export function manifestWork(
     nodePort?: number;
     sealed?: string;
     namespace?: string;
+    k3k?: FedBackK3k | 'gone';
   } = {},
 ): KubernetesObject {
   const condition = (type: string, holds: boolean, reason: string, message: string) => ({
@@ -480,19 +506,37 @@ export function manifestWork(
     lastTransitionTime: '2026-11-30T00:00:05Z',
     observedGeneration: 1,
   });
-  const manifest = (ordinal: number, kind: string, name: string, values: unknown[]) => ({
+  const manifest = (
+    ordinal: number,
+    [group, version, kind]: [string, string, string],
+    name: string,
+    values: unknown[],
+    conditions: unknown[] = [],
+  ) => ({
     resourceMeta: {
       ordinal,
-      group: '',
-      version: 'v1',
+      group,
+      version,
       kind,
       resource: `${kind.toLowerCase()}s`,
       name,
       namespace: 'tenant-a',
     },
     statusFeedback: { values },
-    conditions: [],
+    conditions,
   });
+  const exists = (holds: boolean) =>
+    holds
+      ? condition('Available', true, 'ResourceAvailable', 'Resource is available')
+      : condition('Available', false, 'ResourceNotAvailable', 'Resource is not available');
+  const k3k = options.k3k ?? K3K_RUNNING;
+  const cluster = manifest(
+    3,
+    ['k3k.io', 'v1beta1', 'Cluster'],
+    'team-a',
+    k3kFeedback(k3k === 'gone' ? K3K_RUNNING : k3k),
+    [exists(k3k !== 'gone')],
+  );
   const applied = options.applied ?? true;
   const available = options.available ?? applied;
   return {
@@ -530,9 +574,10 @@ export function manifestWork(
       ],
       resourceStatus: {
         manifests: [
+          ...(applied ? [cluster] : []),
           manifest(
             4,
-            'Service',
+            ['', 'v1', 'Service'],
             'kubecell-team-a-api',
             options.nodePort === undefined
               ? []
@@ -540,7 +585,7 @@ export function manifestWork(
           ),
           manifest(
             6,
-            'ConfigMap',
+            ['', 'v1', 'ConfigMap'],
             'kubecell-team-a-sealed-kubeconfig',
             options.sealed === undefined
               ? []
