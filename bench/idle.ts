@@ -24,16 +24,13 @@
  *    KubeCell allows 5 lease durations), so nothing outside changes: what the cluster costs on
  *    its own resyncs alone.
  */
-import { readFileSync, statSync } from 'node:fs';
-import https from 'node:https';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { startKubeCellStack, type KubeCellStack } from '../test/cluster/kubecell-stack.js';
 import {
   KubeClient,
   resourcePath,
   startSimulation,
-  type KubeObject,
   type Simulation,
 } from '../test/simulate/index.js';
 import {
@@ -46,15 +43,35 @@ import {
   scrape,
   sleep,
   sum,
-  throttling,
-  until,
   type AdminConnection,
   type FlagSetResult,
-  type Sample,
 } from './metacontroller.js';
+import {
+  allVirtualClustersReady,
+  bytesOf,
+  cpuPerMinute,
+  finishWindow,
+  managedFieldsOf,
+  perControllerOf,
+  probeVirtualClusterSync,
+  settleSyncRate,
+  startWindow,
+  storedCell,
+  VC_QUEUE,
+  type ControllerCost,
+  type StoredCell,
+  type WindowFigures,
+} from './idle-metrics.js';
 import { ChangeLog, attribute, hookCallLines, type Attribution } from './idle-changes.js';
 import { REPO_ROOT } from './processes.js';
-import { cellObject, classObject, virtualClusterObject, type BenchWorldNames } from './world.js';
+import {
+  cellObject,
+  classObject,
+  hostNamespaceObject,
+  untilCellReady,
+  virtualClusterObject,
+  type BenchWorldNames,
+} from './world.js';
 
 export interface IdlePoint {
   nodes: number;
@@ -85,58 +102,7 @@ export interface IdleOptions {
   log: (line: string) => void;
 }
 
-/** Per controller (`cell`, `virtualcluster`, …), summed over its hooks. */
-export interface ControllerCost {
-  callsPerMinute: number;
-  requestBytesPerMinute: number;
-}
-
-export interface HookBytes {
-  count: number;
-  /** Mean request bytes (`_sum` ÷ `_count`). */
-  meanBytes: number;
-  bytesPerMinute: number;
-}
-
-export interface WindowFigures {
-  seconds: number;
-  virtualClusterSyncsPerVirtualClusterPerMinute: number;
-  cellSyncsPerCellPerMinute: number;
-  planSyncsPerMinute: number;
-  /** Mean bytes of a virtualcluster/sync request; absent when no VirtualCluster was synced. */
-  bytesPerVirtualClusterSync?: number;
-  bytesPerCellSync: number;
-  perController: Record<string, ControllerCost>;
-  /** `<controller>/<hook>`: calls answered 200, per minute. */
-  hookCallsPerMinute: Record<string, number>;
-  /** `<controller>/<hook>`: from `kubecell_hook_request_bytes`. */
-  requestBytes: Record<string, HookBytes>;
-  /** `<controller>/<hook> <code>`: calls answered with anything but 200 in the window. */
-  hookFailures: Record<string, number>;
-  /** Metacontroller's requests to the apiserver per minute, by method and code. */
-  metacontrollerRequestsPerMinute: Record<string, number>;
-  /** Metacontroller's VirtualCluster work queue in the window. */
-  virtualClusterQueue?: {
-    addsPerMinute: number;
-    meanWaitSeconds: number;
-    meanWorkSeconds: number;
-    depthAtEnd: number;
-  };
-  /** CPU seconds per minute of each process (1 = one core fully busy). */
-  cpuSecondsPerMinute: Record<string, number>;
-  throttledOver1s: { count: number; maxSeconds: number };
-  loadAverage: [number, number];
-}
-
-export interface StoredSizes {
-  /** The Cell as the apiserver serves it (GET, JSON), managedFields included. */
-  cellBytes: number;
-  cellManagedFieldsBytes: number;
-  cellStatusBytes: number;
-  /** cellBytes ÷ Nodes. */
-  cellBytesPerNode: number;
-  /** managedFields entries of the Cell: `<manager> <operation> <subresource>` → bytes. */
-  cellManagedFields: Record<string, number>;
+export interface StoredSizes extends StoredCell {
   /** One profile Node (mean), and the share of its managedFields. */
   nodeBytes: number;
   nodeManagedFieldsBytes: number;
@@ -234,7 +200,6 @@ const CLASS = 'idle-small';
 const CLASS_ENTITLEMENT = { 'requests.cpu': '1', 'requests.memory': '2Gi', pods: '20' };
 const VC_NAME = 'vc';
 const USER_FIELD_MANAGER = 'bench-user';
-const VC_QUEUE = 'CompositeController-kubecell-virtualcluster';
 const CELL_QUEUE = 'CompositeController-kubecell-cell';
 /** The longest wait, lease renewal paused, for the work it started to finish before the quiet window. */
 export const QUIET_DRAIN_MAX_SECONDS = 90;
@@ -254,141 +219,12 @@ function namespaceName(index: number): string {
   return `idle-${String(index).padStart(3, '0')}`;
 }
 
-interface StatusLike {
-  status?: { phase?: string; conditions?: { type: string; reason?: string; message?: string }[] };
-}
-
-// --- metrics ---
-
-/** `<controller>/<hook>` → { count, sum } of kubecell_hook_request_bytes in these samples. */
-function requestBytesOf(samples: Sample[]): Map<string, { count: number; sum: number }> {
-  const bytes = new Map<string, { count: number; sum: number }>();
-  for (const sample of samples) {
-    const field =
-      sample.name === 'kubecell_hook_request_bytes_sum'
-        ? 'sum'
-        : sample.name === 'kubecell_hook_request_bytes_count'
-          ? 'count'
-          : undefined;
-    if (!field) continue;
-    const key = `${sample.labels.controller}/${sample.labels.hook}`;
-    const entry = bytes.get(key) ?? { count: 0, sum: 0 };
-    entry[field] += sample.value;
-    bytes.set(key, entry);
-  }
-  return bytes;
-}
-
-function okCalls(samples: Sample[], controller: string, hook: string): number {
-  return sum(
-    samples,
-    'kubecell_hook_requests_total',
-    (labels) => labels.controller === controller && labels.hook === hook && labels.code === '200',
-  );
-}
-
-function perControllerOf(diff: Sample[], minutes: number): Record<string, ControllerCost> {
-  const calls = hookCallsOf(diff).ok;
-  const bytes = requestBytesOf(diff);
-  const out: Record<string, ControllerCost> = {};
-  const add = (key: string, field: keyof ControllerCost, value: number) => {
-    const controller = key.split('/')[0] ?? key;
-    const entry = out[controller] ?? { callsPerMinute: 0, requestBytesPerMinute: 0 };
-    entry[field] += value / minutes;
-    out[controller] = entry;
-  };
-  for (const [key, count] of Object.entries(calls)) add(key, 'callsPerMinute', count);
-  for (const [key, entry] of bytes) add(key, 'requestBytesPerMinute', entry.sum);
-  for (const entry of Object.values(out)) {
-    entry.callsPerMinute = round(entry.callsPerMinute, 2);
-    entry.requestBytesPerMinute = Math.round(entry.requestBytesPerMinute);
-  }
-  return out;
-}
-
-function cpuPerMinute(
-  before: Record<string, number | undefined>,
-  after: Record<string, number | undefined>,
-  minutes: number,
-): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [name, value] of Object.entries(after)) {
-    const start = before[name];
-    if (value !== undefined && start !== undefined)
-      out[name] = round((value - start) / 1000 / minutes, 2);
-  }
-  return out;
-}
-
-// --- stored sizes ---
-
-/** GET as JSON, the bytes as the apiserver sent them. */
-function rawGet(connection: AdminConnection, path: string): Promise<Buffer> {
-  const { server, agent } = connection;
-  return new Promise((resolve, reject) => {
-    const request = https.request(
-      {
-        agent,
-        host: server.hostname,
-        port: server.port,
-        method: 'GET',
-        path,
-        headers: { accept: 'application/json' },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const body = Buffer.concat(chunks);
-          if ((response.statusCode ?? 0) >= 300)
-            reject(
-              new Error(`GET ${path}: ${response.statusCode}: ${body.toString().slice(0, 300)}`),
-            );
-          else resolve(body);
-        });
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    request.end();
-  });
-}
-
-const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value ?? null));
-
-/** metadata.managedFields (the hooks' ObjectMeta type leaves it out: no hook reads it). */
-function managedFieldsOf(object: KubeObject): unknown[] {
-  const entries = (object.metadata as { managedFields?: unknown }).managedFields;
-  return Array.isArray(entries) ? entries : [];
-}
-
-interface ManagedFieldsEntry {
-  manager?: string;
-  operation?: string;
-  subresource?: string;
-}
-
 async function storedSizes(
   connection: AdminConnection,
   client: KubeClient,
   nodes: number,
 ): Promise<StoredSizes> {
-  const cellBody = await rawGet(
-    connection,
-    resourcePath({
-      apiVersion: 'kubecell.io/v1alpha1',
-      resource: 'cells',
-      namespace: CELL_NAMESPACE,
-      name: CELL,
-    }),
-  );
-  const cell = JSON.parse(cellBody.toString('utf8')) as KubeObject & { status?: unknown };
-  const managedFields = managedFieldsOf(cell) as ManagedFieldsEntry[];
-  const cellManagedFields: Record<string, number> = {};
-  for (const entry of managedFields) {
-    const key = `${entry.manager ?? '?'} ${entry.operation ?? '?'}${entry.subresource ? ` ${entry.subresource}` : ''}`;
-    cellManagedFields[key] = (cellManagedFields[key] ?? 0) + bytesOf(entry);
-  }
+  const stored = await storedCell(connection, { namespace: CELL_NAMESPACE, name: CELL }, nodes);
   const profileNodes = await client.list(resourcePath({ apiVersion: 'v1', resource: 'nodes' }), {
     labelSelector: `kubecell.io/machine-profile=${PROFILE}`,
   });
@@ -401,22 +237,17 @@ async function storedSizes(
   const nodeMf = profileNodes.reduce((total, node) => total + bytesOf(managedFieldsOf(node)), 0);
   const vcBytes = vcs.reduce((total, vc) => total + bytesOf(vc), 0);
   const vcMf = vcs.reduce((total, vc) => total + bytesOf(managedFieldsOf(vc)), 0);
-  const cellMf = bytesOf(managedFieldsOf(cell));
   return {
-    cellBytes: cellBody.length,
-    cellManagedFieldsBytes: cellMf,
-    cellStatusBytes: bytesOf(cell.status),
-    cellBytesPerNode: Math.round(cellBody.length / nodes),
-    cellManagedFields,
+    ...stored,
     nodeBytes: Math.round(nodeBytes / Math.max(1, profileNodes.length)),
     nodeManagedFieldsBytes: Math.round(nodeMf / Math.max(1, profileNodes.length)),
     virtualClusterBytes: Math.round(vcBytes / Math.max(1, vcs.length)),
     virtualClusterManagedFieldsBytes: Math.round(vcMf / Math.max(1, vcs.length)),
     virtualClusterRequestEstimate: {
-      cellBytes: cellBody.length,
+      cellBytes: stored.cellBytes,
       nodesBytes: nodeBytes,
       virtualClustersBytes: vcBytes,
-      managedFieldsBytes: cellMf + nodeMf + vcMf,
+      managedFieldsBytes: stored.cellManagedFieldsBytes + nodeMf + vcMf,
     },
   };
 }
@@ -444,19 +275,6 @@ interface PointContext {
   changes: ChangeLog;
 }
 
-async function vcSyncRate(
-  stack: KubeCellStack,
-  seconds: number,
-  virtualClusters: number,
-): Promise<number> {
-  const before = await scrape(`${stack.hookServerUrl}/metrics`);
-  await sleep(seconds * 1000);
-  const after = await scrape(`${stack.hookServerUrl}/metrics`);
-  const syncs =
-    okCalls(after, 'virtualcluster', 'sync') - okCalls(before, 'virtualcluster', 'sync');
-  return round(syncs / virtualClusters / (seconds / 60), 2);
-}
-
 async function buildWorld(
   context: PointContext,
   point: IdlePoint,
@@ -470,38 +288,14 @@ async function buildWorld(
   await client.apply(classObject(WORLD), USER_FIELD_MANAGER);
   await simulation.syncCells();
   log(`${point.nodes} Nodes registered (${((Date.now() - cellStart) / 1000).toFixed(1)} s)`);
-  const cellPath = resourcePath({
-    apiVersion: 'kubecell.io/v1alpha1',
-    resource: 'cells',
-    namespace: CELL_NAMESPACE,
-    name: CELL,
-  });
-  let lastCell = '';
-  await until(
-    `Cell ${CELL} to be Ready`,
-    15 * 60_000,
-    1000,
-    async () => {
-      const cell = (await client.find(cellPath)) as (KubeObject & StatusLike) | undefined;
-      lastCell = JSON.stringify(cell?.status?.conditions ?? null).slice(0, 600);
-      return cell?.status?.phase === 'Ready' ? true : undefined;
-    },
-    () => lastCell,
-  );
+  await untilCellReady(client, WORLD, 15 * 60_000);
   result.seconds.cellReady = round((Date.now() - cellStart) / 1000);
   log(`Cell Ready (${result.seconds.cellReady} s)`);
 
   const vcStart = Date.now();
   const namespaces = Array.from({ length: point.virtualClusters }, (_, i) => namespaceName(i));
   for (const namespace of namespaces) {
-    await client.apply(
-      {
-        apiVersion: 'v1',
-        kind: 'Namespace',
-        metadata: { name: namespace, labels: { 'kubecell.io/host-namespace': 'true' } },
-      },
-      USER_FIELD_MANAGER,
-    );
+    await client.apply(hostNamespaceObject(namespace), USER_FIELD_MANAGER);
   }
   for (const namespace of namespaces) {
     await client.create(
@@ -513,46 +307,12 @@ async function buildWorld(
   log(
     `${point.virtualClusters} VirtualClusters created (${((Date.now() - vcStart) / 1000).toFixed(1)} s)`,
   );
-  let phases = '';
-  let ready = 0;
-  let lastReport = Date.now();
-  try {
-    await until(
-      `${point.virtualClusters} VirtualClusters to be Ready`,
-      options.readyTimeoutSeconds * 1000,
-      2000,
-      async () => {
-        for (const process of [stack.metacontroller.process, stack.hookServer]) {
-          if (process.exitStatus()) throw new Error(`${process.name} exited`);
-        }
-        const vcs = (await client.list(
-          resourcePath({ apiVersion: 'kubecell.io/v1alpha1', resource: 'virtualclusters' }),
-        )) as (KubeObject & StatusLike)[];
-        const count = new Map<string, number>();
-        for (const vc of vcs) {
-          const phase = vc.status?.phase ?? '(none)';
-          if (phase === 'Failed')
-            throw new Error(
-              `VirtualCluster ${vc.metadata.namespace}/${vc.metadata.name} Failed: ${JSON.stringify(vc.status?.conditions)}`,
-            );
-          count.set(phase, (count.get(phase) ?? 0) + 1);
-        }
-        phases = JSON.stringify(Object.fromEntries(count));
-        ready = count.get('Ready') ?? 0;
-        if (Date.now() - lastReport > 60_000) {
-          lastReport = Date.now();
-          log(`waiting: ${phases} after ${((Date.now() - vcStart) / 1000).toFixed(0)} s`);
-        }
-        return ready === point.virtualClusters ? true : undefined;
-      },
-      () => phases,
-    );
-  } catch (error) {
-    if (!(error instanceof Error && error.message.startsWith('timed out'))) throw error;
-    // Measured all the same: what a cluster that never gets there costs is a figure too.
-    result.notAllReady = phases;
-    log(`not all Ready after ${options.readyTimeoutSeconds} s (${phases}); measuring all the same`);
-  }
+  const waited = await allVirtualClustersReady(stack, client, {
+    count: point.virtualClusters,
+    timeoutSeconds: options.readyTimeoutSeconds,
+    log,
+  });
+  if (waited.notAllReady !== undefined) result.notAllReady = waited.notAllReady;
   result.seconds.virtualClustersReady = round((Date.now() - vcStart) / 1000);
   log(
     `all ${point.virtualClusters} VirtualClusters Ready (${result.seconds.virtualClustersReady} s)`,
@@ -565,23 +325,10 @@ async function settle(
   options: IdleOptions,
   result: IdlePointResult,
 ): Promise<void> {
-  const start = Date.now();
-  const slices: number[] = [];
-  const agree = (a: number, b: number) => Math.abs(a - b) <= Math.max(0.25 * Math.max(a, b), 0.5);
-  for (;;) {
-    slices.push(await vcSyncRate(context.stack, options.sliceSeconds, point.virtualClusters));
-    const [a, b] = slices.slice(-2);
-    options.log(
-      `  convergence: ${slices[slices.length - 1]} VirtualCluster syncs per VirtualCluster per minute over the last ${options.sliceSeconds} s`,
-    );
-    if (slices.length >= 2 && a !== undefined && b !== undefined && agree(a, b)) {
-      result.settled = true;
-      break;
-    }
-    if ((Date.now() - start) / 1000 + options.sliceSeconds > options.settleMaxSeconds) break;
-  }
-  result.settleSlices = slices;
-  result.seconds.settle = round((Date.now() - start) / 1000);
+  const settled = await settleSyncRate(context.stack, point.virtualClusters, options);
+  result.settled = settled.settled;
+  result.settleSlices = settled.slices;
+  result.seconds.settle = settled.seconds;
 }
 
 async function measureWindow(
@@ -591,85 +338,16 @@ async function measureWindow(
   result: IdlePointResult,
 ): Promise<{ from: number; to: number; logFrom: number }> {
   const { stack } = context;
-  const logFrom = statSync(stack.hookServer.logFile).size;
-  const mcLogFrom = statSync(stack.metacontroller.process.logFile).size;
-  const hookBefore = await scrape(`${stack.hookServerUrl}/metrics`);
-  const mcBefore = await scrape(stack.metacontroller.metricsUrl);
-  const cpuBefore = processCpu(stack);
-  const loadStart = round(os.loadavg()[0] ?? 0, 2);
-  const from = Date.now();
+  const cpu = () => processCpu(stack);
+  const start = await startWindow(stack, cpu);
   await sleep(options.windowSeconds * 1000);
-  const hookAfter = await scrape(`${stack.hookServerUrl}/metrics`);
-  const mcAfter = await scrape(stack.metacontroller.metricsUrl);
-  const cpuAfter = processCpu(stack);
-  const to = Date.now();
-  const minutes = (to - from) / 60_000;
-  const diff = difference(hookBefore, hookAfter);
-  const mc = difference(mcBefore, mcAfter);
-  const calls = hookCallsOf(diff);
-  const bytes = requestBytesOf(diff);
-  const requestBytes: Record<string, HookBytes> = {};
-  for (const [key, entry] of [...bytes].sort(([a], [b]) => a.localeCompare(b))) {
-    if (entry.count === 0) continue;
-    requestBytes[key] = {
-      count: entry.count,
-      meanBytes: Math.round(entry.sum / entry.count),
-      bytesPerMinute: Math.round(entry.sum / minutes),
-    };
-  }
-  const apiRequests: Record<string, number> = {};
-  for (const sample of mc) {
-    if (sample.name !== 'rest_client_requests_total' || sample.value === 0) continue;
-    const key = `${sample.labels.method ?? '?'} ${sample.labels.code ?? '?'}`;
-    apiRequests[key] = round((apiRequests[key] ?? 0) + sample.value / minutes, 1);
-  }
-  const ofQueue = (name: string, samples = mc) =>
-    sum(samples, name, (labels) => labels.name === VC_QUEUE);
-  const adds = ofQueue('workqueue_adds_total');
-  const waits = ofQueue('workqueue_queue_duration_seconds_count');
-  const works = ofQueue('workqueue_work_duration_seconds_count');
-  const perMinute = Object.fromEntries(
-    Object.entries(calls.ok)
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([key, count]) => [key, round(count / minutes, 2)]),
-  );
-  const vcSync = bytes.get('virtualcluster/sync');
-  const cellSync = bytes.get('cell/sync');
-  result.window = {
-    seconds: round((to - from) / 1000),
-    virtualClusterSyncsPerVirtualClusterPerMinute: round(
-      (calls.ok['virtualcluster/sync'] ?? 0) / point.virtualClusters / minutes,
-      2,
-    ),
-    cellSyncsPerCellPerMinute: round((calls.ok['cell/sync'] ?? 0) / minutes, 2),
-    planSyncsPerMinute: round((calls.ok['plan/sync'] ?? 0) / minutes, 2),
-    ...(vcSync?.count ? { bytesPerVirtualClusterSync: Math.round(vcSync.sum / vcSync.count) } : {}),
-    bytesPerCellSync: cellSync?.count ? Math.round(cellSync.sum / cellSync.count) : 0,
-    perController: perControllerOf(diff, minutes),
-    hookCallsPerMinute: perMinute,
-    requestBytes,
-    hookFailures: calls.failed,
-    metacontrollerRequestsPerMinute: apiRequests,
-    ...(adds > 0 || waits > 0
-      ? {
-          virtualClusterQueue: {
-            addsPerMinute: round(adds / minutes, 1),
-            meanWaitSeconds: waits
-              ? round(ofQueue('workqueue_queue_duration_seconds_sum') / waits, 3)
-              : 0,
-            meanWorkSeconds: works
-              ? round(ofQueue('workqueue_work_duration_seconds_sum') / works, 3)
-              : 0,
-            depthAtEnd: ofQueue('workqueue_depth', mcAfter),
-          },
-        }
-      : {}),
-    cpuSecondsPerMinute: cpuPerMinute(cpuBefore, cpuAfter, minutes),
-    throttledOver1s: throttling(stack.metacontroller.process.logFile, mcLogFrom),
-    loadAverage: [loadStart, round(os.loadavg()[0] ?? 0, 2)],
-  };
-  result.seconds.window = result.window.seconds;
-  return { from, to, logFrom };
+  const { window, to } = await finishWindow(stack, start, cpu, {
+    virtualClusters: point.virtualClusters,
+    cells: 1,
+  });
+  result.window = window;
+  result.seconds.window = window.seconds;
+  return { from: start.at, to, logFrom: start.logFrom };
 }
 
 async function measureQuiet(
@@ -728,37 +406,6 @@ async function measureQuiet(
   };
   result.seconds.quiet = round((Date.now() - started) / 1000);
   return { from, to };
-}
-
-/** Annotates one VirtualCluster and measures the virtualcluster/sync requests that follow. */
-async function probeSync(context: PointContext): Promise<IdlePointResult['probe']> {
-  const { stack, client } = context;
-  const metricsUrl = `${stack.hookServerUrl}/metrics`;
-  const vcSyncs = (samples: Sample[]) => okCalls(samples, 'virtualcluster', 'sync');
-  try {
-    const before = await scrape(metricsUrl);
-    await client.patch(
-      resourcePath({
-        apiVersion: 'kubecell.io/v1alpha1',
-        resource: 'virtualclusters',
-        namespace: namespaceName(0),
-        name: VC_NAME,
-      }),
-      { metadata: { annotations: { 'bench.kubecell.io/probe': new Date().toISOString() } } },
-      USER_FIELD_MANAGER,
-    );
-    await until('a VirtualCluster sync after the probe', 120_000, 500, async () =>
-      vcSyncs(await scrape(metricsUrl)) > vcSyncs(before) ? true : undefined,
-    );
-    await sleep(5000);
-    const bytes = requestBytesOf(difference(before, await scrape(metricsUrl))).get(
-      'virtualcluster/sync',
-    );
-    if (!bytes?.count) return { error: 'no request size recorded' };
-    return { syncs: bytes.count, meanBytes: Math.round(bytes.sum / bytes.count) };
-  } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
-  }
 }
 
 async function runPoint(
@@ -826,7 +473,10 @@ async function runPoint(
     const window = await measureWindow(context, point, options, result);
     result.stored = await storedSizes(connection, client, point.nodes);
     const quiet = await measureQuiet(context, point, options, result);
-    result.probe = await probeSync(context);
+    result.probe = await probeVirtualClusterSync(stack, client, {
+      namespace: namespaceName(0),
+      name: VC_NAME,
+    });
     const vcSyncs = hookCallLines(stack.hookServer.logFile, window.logFrom).filter(
       (call) => call.controller === 'virtualcluster' && call.hook === 'sync',
     );

@@ -2,7 +2,8 @@
  * The KubeCell objects the Metacontroller benchmarks apply as a user would: one Cell, one
  * VirtualNodeClass, and VirtualClusters on them. Each part passes its own names.
  */
-import type { KubeObject } from '../test/simulate/index.js';
+import { resourcePath, type KubeClient, type KubeObject } from '../test/simulate/index.js';
+import { until } from './metacontroller.js';
 
 export interface BenchWorldNames {
   cellNamespace: string;
@@ -13,12 +14,23 @@ export interface BenchWorldNames {
   virtualCluster: string;
 }
 
-export function cellObject(names: BenchWorldNames): KubeObject {
+/**
+ * The Cell; by default bound to the ManagedCluster of its own name with the default delivery
+ * (Local: the hub itself); a remote Cell names its ManagedCluster and `delivery: ManifestWork`.
+ */
+export function cellObject(
+  names: BenchWorldNames,
+  remote?: { managedCluster: string; delivery: 'ManifestWork' },
+): KubeObject {
   return {
     apiVersion: 'kubecell.io/v1alpha1',
     kind: 'Cell',
     metadata: { name: names.cell, namespace: names.cellNamespace },
-    spec: { managedClusterRef: { name: names.cell }, machineProfile: { name: names.profile } },
+    spec: {
+      managedClusterRef: { name: remote?.managedCluster ?? names.cell },
+      machineProfile: { name: names.profile },
+      ...(remote ? { delivery: remote.delivery } : {}),
+    },
   } as KubeObject;
 }
 
@@ -41,4 +53,40 @@ export function virtualClusterObject(names: BenchWorldNames, namespace: string):
     metadata: { name: names.virtualCluster, namespace },
     spec: { cellRef: { name: names.cell }, classRef: { name: names.klass } },
   } as KubeObject;
+}
+
+/** A host namespace as the platform labels it. */
+export function hostNamespaceObject(name: string): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, labels: { 'kubecell.io/host-namespace': 'true' } },
+  } as KubeObject;
+}
+
+/** Waits until the Cell's phase is Ready; the last conditions seen go into the timeout error. */
+export async function untilCellReady(
+  client: KubeClient,
+  names: BenchWorldNames,
+  timeoutMs: number,
+): Promise<void> {
+  const cellPath = resourcePath({
+    apiVersion: 'kubecell.io/v1alpha1',
+    resource: 'cells',
+    namespace: names.cellNamespace,
+    name: names.cell,
+  });
+  let last = '';
+  await until(
+    `Cell ${names.cell} to be Ready`,
+    timeoutMs,
+    1000,
+    async () => {
+      const cell = (await client.find(cellPath)) as
+        (KubeObject & { status?: { phase?: string; conditions?: unknown } }) | undefined;
+      last = JSON.stringify(cell?.status?.conditions ?? null).slice(0, 600);
+      return cell?.status?.phase === 'Ready' ? true : undefined;
+    },
+    () => last,
+  );
 }
