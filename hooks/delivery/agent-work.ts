@@ -5,8 +5,10 @@
  *
  * The agent is the hook server's image run as `kubecell agent`
  * (`node --import tsx hooks/cli/kubecell.ts agent`, the Dockerfile's runtime). Its settings:
- * AGENT_ENV.machineProfiles (the profiles to report, sorted) and AGENT_ENV.publicKeyFile (the
- * mounted SEALING_PUBLIC_KEY_CONFIGMAP; optional, absent when the hub has no sealing key).
+ * AGENT_ENV.machineProfiles (the profiles to report, sorted), AGENT_ENV.publicKeyFile (the
+ * mounted SEALING_PUBLIC_KEY_CONFIGMAP; optional, absent when the hub has no sealing key) and the
+ * provider baseline's names as the hub's Cell controller has them (AGENT_ENV.k3kController,
+ * cniDaemonSet, topolvmDaemonSet), one source for the agent's checks and the NetworkPolicies.
  *
  * Deleting the work deletes the agent, its RBAC and the public key, but leaves its Namespace:
  * the managed cluster may be the hub itself, whose kubecell-system holds the hook server.
@@ -24,7 +26,7 @@ import {
   SEALING_PUBLIC_KEY_KEY,
   reportConfigMapName,
 } from '../remote/contract.js';
-import type { DeliveryConfig } from './config.js';
+import { DEFAULT_DELIVERY_CONFIG, type DeliveryConfig, type ProviderBaseline } from './config.js';
 import {
   agentConfigMap,
   manifestWork,
@@ -63,6 +65,10 @@ export const AGENT_RULES = Object.freeze([
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'update'] },
 ]);
 
+/** The settings the agent's work is rendered from (no providerBaseline: the defaults). */
+export type AgentWorkConfig = Pick<DeliveryConfig, 'agentImage' | 'publicKeyPem'> &
+  Partial<Pick<DeliveryConfig, 'providerBaseline'>>;
+
 function meta(name: string, namespaced = true) {
   return {
     name,
@@ -100,11 +106,22 @@ function publicKeyConfigMap(pem: string): KubernetesObject {
   } as KubernetesObject;
 }
 
+/** The hub's provider-baseline names, as the agent's Cell controller settings read them. */
+function baselineEnv(baseline: ProviderBaseline): { name: string; value: string }[] {
+  const named = ({ namespace, name }: { namespace: string; name: string }) =>
+    `${namespace}/${name}`;
+  return [
+    { name: AGENT_ENV.k3kController, value: named(baseline.k3kController) },
+    { name: AGENT_ENV.cniDaemonSet, value: named(baseline.cniDaemonSet) },
+    { name: AGENT_ENV.topolvmDaemonSet, value: named(baseline.topolvmNodeDaemonSet) },
+  ];
+}
+
 /** The agent's container: non-root, read-only root filesystem, no capabilities. */
-function agentContainer(profiles: readonly string[], image: string) {
+function agentContainer(profiles: readonly string[], config: AgentWorkConfig) {
   return {
     name: 'agent',
-    image,
+    image: config.agentImage,
     imagePullPolicy: 'IfNotPresent',
     command: [...AGENT_COMMAND],
     args: [...AGENT_ARGS],
@@ -114,6 +131,7 @@ function agentContainer(profiles: readonly string[], image: string) {
         name: AGENT_ENV.publicKeyFile,
         value: `${AGENT_PUBLIC_KEY_DIR}/${SEALING_PUBLIC_KEY_KEY}`,
       },
+      ...baselineEnv(config.providerBaseline ?? DEFAULT_DELIVERY_CONFIG.providerBaseline),
       { name: 'TSX_DISABLE_CACHE', value: '1' },
       { name: 'NODE_ENV', value: 'production' },
     ],
@@ -132,7 +150,7 @@ function agentContainer(profiles: readonly string[], image: string) {
 }
 
 /** One replica (one writer of the reports), replaced by Recreate, never two at once. */
-function agentDeployment(profiles: readonly string[], image: string): KubernetesObject {
+function agentDeployment(profiles: readonly string[], config: AgentWorkConfig): KubernetesObject {
   const selector = {
     'app.kubernetes.io/name': AGENT_LABELS['app.kubernetes.io/name'],
     'app.kubernetes.io/component': AGENT_LABELS['app.kubernetes.io/component'],
@@ -156,7 +174,7 @@ function agentDeployment(profiles: readonly string[], image: string): Kubernetes
             runAsGroup: 65532,
             seccompProfile: { type: 'RuntimeDefault' },
           },
-          containers: [agentContainer(profiles, image)],
+          containers: [agentContainer(profiles, config)],
           volumes: [
             {
               name: 'sealing-public-key',
@@ -176,7 +194,7 @@ function agentDeployment(profiles: readonly string[], image: string): Kubernetes
 export function renderAgentWork(
   clusterName: string,
   profiles: readonly string[],
-  config: Pick<DeliveryConfig, 'agentImage' | 'publicKeyPem'>,
+  config: AgentWorkConfig,
 ): ManifestWork {
   const namespace: KubernetesObject = {
     apiVersion: 'v1',
@@ -190,7 +208,7 @@ export function renderAgentWork(
     namespace,
     ...rbac(),
     ...(config.publicKeyPem === undefined ? [] : [publicKeyConfigMap(config.publicKeyPem)]),
-    agentDeployment(profiles, config.agentImage),
+    agentDeployment(profiles, config),
     ...reports,
   ];
   return manifestWork(

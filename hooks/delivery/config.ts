@@ -7,6 +7,11 @@
  * | `KUBECELL_AGENT_IMAGE`          | `kubecell-hooks:0.1.0`  | The cell agent's image (the hook server's own image)       |
  * | `KUBECELL_SEALING_KEY_FILE`     | unset                   | The hub's private sealing key; its public half goes to the agents |
  *
+ * The provider baseline's names (`KUBECELL_K3K_CONTROLLER`, `KUBECELL_CNI_DAEMONSET`,
+ * `KUBECELL_TOPOLVM_DAEMONSET`) are the Cell controller's (hooks/cell/config.ts): the agent's
+ * Deployment passes the hub's values (or their defaults) on, so that a remote Cell checks its
+ * baseline where a local one does, and where the NetworkPolicies expect k3k.
+ *
  * The host-namespace settings (`KUBECELL_PSA_LEVEL`, `KUBECELL_HOST_EGRESS_CIDRS`,
  * `KUBECELL_API_CLIENT_CIDRS`, `KUBECELL_K3K_CONTROLLER`) are the host-namespace controller's own
  * (hooks/host-namespace/config.ts): a remote host namespace gets the same baseline as a local one.
@@ -21,7 +26,22 @@ import {
   loadHostNamespaceConfig,
   type HostNamespaceConfig,
 } from '../host-namespace/config.js';
+import { DEFAULT_CELL_CONFIG, loadCellConfig, type CellControllerConfig } from '../cell/config.js';
 import { loadSealingKeyFromEnv, publicKeyPemOf } from '../remote/sealing.js';
+
+/** Where the agent looks for the provider baseline: the hub's Cell controller settings. */
+export type ProviderBaseline = Pick<
+  CellControllerConfig,
+  'k3kController' | 'cniDaemonSet' | 'topolvmNodeDaemonSet'
+>;
+
+function providerBaseline(cell: CellControllerConfig): ProviderBaseline {
+  return {
+    k3kController: { ...cell.k3kController },
+    cniDaemonSet: { ...cell.cniDaemonSet },
+    topolvmNodeDaemonSet: { ...cell.topolvmNodeDaemonSet },
+  };
+}
 
 export interface DeliveryConfig {
   /** The namespace Cells live in. */
@@ -32,6 +52,8 @@ export interface DeliveryConfig {
   hostNamespace: HostNamespaceConfig;
   /** The hub's public sealing key (SPKI PEM), when a private key is configured. */
   publicKeyPem?: string;
+  /** The provider baseline's names the agent checks, as the hub's Cell controller has them. */
+  providerBaseline: ProviderBaseline;
 }
 
 /**
@@ -44,6 +66,7 @@ export const DEFAULT_DELIVERY_CONFIG: Readonly<DeliveryConfig> = Object.freeze({
   controllerNamespace: 'kubecell-system',
   agentImage: DEFAULT_AGENT_IMAGE,
   hostNamespace: DEFAULT_HOST_NAMESPACE_CONFIG,
+  providerBaseline: providerBaseline(DEFAULT_CELL_CONFIG),
 });
 
 /** An image reference: no whitespace, no scheme, at most 512 characters. */
@@ -62,13 +85,28 @@ export function loadDeliveryConfig(env: NodeJS.ProcessEnv = process.env): Delive
   const controllerNamespace = reader.controllerNamespace();
   const hostNamespace = collect(reader, () => loadHostNamespaceConfig(env));
   const key = collect(reader, () => loadSealingKeyFromEnv(env));
-  reader.finish();
+  const cell = collect(reader, () => loadCellConfig(env));
+  finishOnce(reader);
   return {
     controllerNamespace,
     agentImage,
     hostNamespace: hostNamespace ?? DEFAULT_HOST_NAMESPACE_CONFIG,
+    providerBaseline: providerBaseline(cell ?? DEFAULT_CELL_CONFIG),
     ...(key === undefined ? {} : { publicKeyPem: publicKeyPemOf(key) }),
   };
+}
+
+/**
+ * `reader.finish()`, each problem listed once: the loaders read some variables in common
+ * (`KUBECELL_CONTROLLER_NAMESPACE`, `KUBECELL_K3K_CONTROLLER`) and word their problems alike.
+ */
+function finishOnce(reader: EnvReader): void {
+  try {
+    reader.finish();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    throw new ConfigError([...new Set(error.problems)]);
+  }
 }
 
 /** Runs another loader, its problems added to `reader`'s so that one error lists them all. */

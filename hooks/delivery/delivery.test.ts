@@ -18,7 +18,9 @@ import {
 } from '../remote/contract.js';
 import { VC_UID } from '../virtualcluster/testing.js';
 import { AGENT_COMMAND, AGENT_ARGS } from './agent-work.js';
-import { DEFAULT_AGENT_IMAGE, loadDeliveryConfig } from './config.js';
+import { loadAgentConfig } from '../agent/config.js';
+import { loadCellConfig } from '../cell/config.js';
+import { DEFAULT_AGENT_IMAGE, loadDeliveryConfig, type DeliveryConfig } from './config.js';
 import { customizeDelivery } from './customize.js';
 import type { ManifestWork } from './manifest-work.js';
 import { syncDelivery } from './sync.js';
@@ -414,5 +416,59 @@ describe('kubecell-delivery settings', () => {
     expect(problems).to.match(/KUBECELL_AGENT_IMAGE=.*not an image reference/);
     expect(problems).to.match(/KUBECELL_PSA_LEVEL="lax"/);
     expect(problems).to.match(/KUBECELL_SEALING_KEY_FILE=.*cannot be read/);
+  });
+
+  it('lists a bad provider-baseline name once, though two loaders read it', () => {
+    let error: unknown;
+    try {
+      loadDeliveryConfig({ KUBECELL_K3K_CONTROLLER: 'no-slash', KUBECELL_CNI_DAEMONSET: 'x' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).to.be.instanceOf(ConfigError);
+    const { problems } = error as ConfigError;
+    expect(problems.filter((p) => p.startsWith('KUBECELL_K3K_CONTROLLER='))).to.have.length(1);
+    expect(problems.filter((p) => p.startsWith('KUBECELL_CNI_DAEMONSET='))).to.have.length(1);
+  });
+});
+
+describe("kubecell-delivery: the agent checks the provider baseline where the hub's settings say", () => {
+  /** The environment the delivered agent Deployment gives its container. */
+  function agentEnv(config: DeliveryConfig): NodeJS.ProcessEnv {
+    const work = named(
+      syncDelivery(syncRequest([remoteCell()]), config).attachments as ManifestWork[],
+      'kubecell-cell-agent',
+    );
+    const deployment = manifest(work, 'Deployment') as unknown as {
+      spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } };
+    };
+    const env = deployment.spec.template.spec.containers[0]?.env ?? [];
+    return Object.fromEntries(env.map(({ name, value }) => [name, value]));
+  }
+
+  it("passes the hub's KUBECELL_K3K_CONTROLLER, KUBECELL_CNI_DAEMONSET and KUBECELL_TOPOLVM_DAEMONSET", () => {
+    const hub = {
+      KUBECELL_K3K_CONTROLLER: 'k3k/k3k-controller',
+      KUBECELL_CNI_DAEMONSET: 'kube-system/cilium',
+      KUBECELL_TOPOLVM_DAEMONSET: 'storage/topolvm-node',
+    };
+    const env = agentEnv({ ...loadDeliveryConfig(hub), publicKeyPem: PUBLIC_KEY_PEM });
+    expect(env).to.deep.include(hub);
+    const agent = loadAgentConfig(env).cell;
+    const cell = loadCellConfig(hub);
+    expect(agent.k3kController).to.deep.equal(cell.k3kController);
+    expect(agent.k3kNamespace).to.equal('k3k');
+    expect(agent.cniDaemonSet).to.deep.equal({ namespace: 'kube-system', name: 'cilium' });
+    expect(agent.topolvmNodeDaemonSet).to.deep.equal(cell.topolvmNodeDaemonSet);
+    // The same k3k namespace the remote host namespaces' API policy admits.
+    expect(loadDeliveryConfig(hub).hostNamespace.k3kNamespace).to.equal(agent.k3kNamespace);
+  });
+
+  it('passes the defaults when the hub sets none', () => {
+    expect(agentEnv(loadDeliveryConfig({}))).to.deep.include({
+      [AGENT_ENV.k3kController]: 'k3k-system/k3k',
+      [AGENT_ENV.cniDaemonSet]: 'kube-flannel/kube-flannel-ds',
+      [AGENT_ENV.topolvmDaemonSet]: 'topolvm-system/topolvm-node',
+    });
   });
 });

@@ -74,6 +74,13 @@ export const AGENT_ENV = {
   machineProfiles: 'KUBECELL_AGENT_MACHINE_PROFILES',
   /** File holding the hub's public sealing key (SEALING_PUBLIC_KEY_CONFIGMAP, mounted). */
   publicKeyFile: 'KUBECELL_SEALING_PUBLIC_KEY_FILE',
+  /**
+   * The provider baseline's names (`<namespace>/<name>`), the hub's own settings of them, which
+   * the agent reads with the Cell controller's loader (hooks/cell/config.ts).
+   */
+  k3kController: 'KUBECELL_K3K_CONTROLLER',
+  cniDaemonSet: 'KUBECELL_CNI_DAEMONSET',
+  topolvmDaemonSet: 'KUBECELL_TOPOLVM_DAEMONSET',
 } as const;
 /** Where the Deployment mounts SEALING_PUBLIC_KEY_CONFIGMAP (file SEALING_PUBLIC_KEY_KEY). */
 export const AGENT_PUBLIC_KEY_DIR = '/etc/kubecell/sealing';
