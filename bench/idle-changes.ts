@@ -129,10 +129,12 @@ export class ChangeLog {
     /** The Cell's namespace, and the namespace of its ManagedCluster's Lease. */
     private readonly where: { cellNamespace: string; leaseNamespace: string },
     private readonly log: (line: string) => void,
+    /** What to watch, as [kind, path]; by default what one local Cell's VirtualClusters relate to. */
+    private readonly watched?: [string, string][],
   ) {}
 
   start(): void {
-    const specs: [string, string][] = [
+    const specs: [string, string][] = this.watched ?? [
       ['Lease', `/apis/coordination.k8s.io/v1/namespaces/${this.where.leaseNamespace}/leases`],
       ['ManagedCluster', '/apis/cluster.open-cluster-management.io/v1/managedclusters'],
       ['Cell', `/apis/kubecell.io/v1alpha1/namespaces/${this.where.cellNamespace}/cells`],
@@ -235,6 +237,8 @@ export function hookCallLines(logFile: string, from: number): HookCallLine[] {
 /** What a VirtualCluster's sync is re-run for: the kinds it relates to and its children. */
 const VC_TRIGGERS = new Set([
   'Cell',
+  // A VirtualCluster on a remote Cell relates to its ManifestWork (bench/remote.ts).
+  'ManifestWork',
   'Node',
   'VirtualCluster',
   'VirtualNodeClass',

@@ -6,8 +6,10 @@ import type { ScalingGrowth, ScalingResult } from './cell-scaling.js';
 import type { HttpCaseResult } from './http.js';
 import type { IdlePointResult, IdleResult, IdleResults } from './idle.js';
 import type { FlagSetResult, MetacontrollerResult, Stats, WaveResult } from './metacontroller.js';
+import type { RemoteResult } from './remote.js';
+import { remoteMarkdown, remoteTargets } from './report-remote.js';
 
-export const PARTS = ['http', 'scaling', 'apiserver', 'metacontroller', 'idle'] as const;
+export const PARTS = ['http', 'scaling', 'apiserver', 'metacontroller', 'idle', 'remote'] as const;
 export type Part = (typeof PARTS)[number];
 /** Where each part's figures are in Results. */
 export const RESULT_KEYS = {
@@ -16,6 +18,7 @@ export const RESULT_KEYS = {
   apiserver: 'apiserver',
   metacontroller: 'metacontroller',
   idle: 'idle',
+  remote: 'remote',
 } as const satisfies Record<Part, keyof Results>;
 
 /** A part whose figures were kept from an earlier run (`--only` ran other parts). */
@@ -78,6 +81,8 @@ export interface Results {
   metacontroller?: MetacontrollerResult;
   /** The idle cost (issue 14), by label: `before` and, once measured, `after` the design change. */
   idle?: IdleResults;
+  /** Remote Cells through OCM (issue 18): apply → Ready beside a local Cell, and the idle cost. */
+  remote?: RemoteResult;
   /** Parts kept from earlier runs, with the run each came from. */
   kept?: KeptPart[];
   targets: Target[];
@@ -135,12 +140,13 @@ export function targets(results: Omit<Results, 'targets'>): Target[] {
   });
   list.push(metacontrollerTarget(results.metacontroller));
   list.push(...idleTargets(results.idle));
+  list.push(...remoteTargets(results.remote));
   return list;
 }
 
 /** KB as 1,000 bytes: the stricter reading of issue 14's limits. */
-const KB = 1000;
-const kb = (bytes: number | undefined) =>
+export const KB = 1000;
+export const kb = (bytes: number | undefined) =>
   bytes === undefined || Number.isNaN(bytes)
     ? '–'
     : bytes >= 10 * KB * KB
@@ -613,6 +619,7 @@ export function markdown(results: Results): string {
 
   if (results.metacontroller) lines.push(...metacontrollerMarkdown(results.metacontroller));
   if (results.idle) lines.push(...idleMarkdown(results.idle));
+  if (results.remote) lines.push(...remoteMarkdown(results.remote));
 
   if (results.notes.length > 0) {
     lines.push('## Notes', '');

@@ -40,6 +40,17 @@
  *                                 after: `before` holds the baseline measured at 3c0563c; the
  *                                 other labels are kept from the previous results.json)
  *                                 [KUBECELL_BENCH_IDLE_LABEL]
+ *
+ *   remote          Cells on other clusters through the real OCM hub and agents (issue 18), in one
+ *                   run: apply → Ready of one VirtualCluster on a local Cell and on a remote Cell,
+ *                   then the idle cost of 2 Cells on 2 managed clusters (bench/remote.ts; about
+ *                   13 minutes on 2 cores)
+ *
+ * Options of the remote part:
+ *   --remote-nodes=50     Nodes on each managed cluster
+ *   --remote-vcs=20       VirtualClusters on each Cell (the one measured alone included)
+ *   --remote-window=300   seconds measured once converged (300: one heartbeat of each cell
+ *                         agent's report and of each Cell falls inside)
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -57,6 +68,7 @@ import {
   type IdleResults,
 } from './idle.js';
 import { FLAG_SETS, runMetacontrollerBenchmark } from './metacontroller.js';
+import { runRemoteBenchmark } from './remote.js';
 import { REPO_ROOT } from './processes.js';
 import {
   machine,
@@ -91,8 +103,17 @@ const IDLE_FLAGS: Record<string, keyof IdleArgs> = {
   '--idle-label': 'label',
 };
 
-function parseArgs(argv: string[]): { parts: Set<Part>; quick: boolean; idle: IdleArgs } {
+const REMOTE_FLAGS = ['--remote-nodes', '--remote-vcs', '--remote-window'] as const;
+type RemoteArgs = Partial<Record<(typeof REMOTE_FLAGS)[number], string>>;
+
+function parseArgs(argv: string[]): {
+  parts: Set<Part>;
+  quick: boolean;
+  idle: IdleArgs;
+  remote: RemoteArgs;
+} {
   let parts = new Set<Part>(PARTS);
+  const remote: RemoteArgs = {};
   let quick = false;
   const env = process.env;
   const idle: IdleArgs = {
@@ -112,7 +133,9 @@ function parseArgs(argv: string[]): { parts: Set<Part>; quick: boolean; idle: Id
   for (const arg of argv) {
     const [flag = '', value] = arg.split(/=(.*)/s, 2);
     if (arg === '--quick') quick = true;
-    else if (flag in IDLE_FLAGS && value !== undefined) {
+    else if ((REMOTE_FLAGS as readonly string[]).includes(flag) && value !== undefined) {
+      remote[flag as keyof RemoteArgs] = value;
+    } else if (flag in IDLE_FLAGS && value !== undefined) {
       idle[IDLE_FLAGS[flag] as keyof IdleArgs] = value;
     } else if (arg.startsWith('--only=')) {
       const wanted = arg.slice('--only='.length).split(',');
@@ -123,7 +146,7 @@ function parseArgs(argv: string[]): { parts: Set<Part>; quick: boolean; idle: Id
       parts = new Set(wanted as Part[]);
     } else throw new Error(`unknown argument ${arg}; see bench/run.ts`);
   }
-  return { parts, quick, idle };
+  return { parts, quick, idle, remote };
 }
 
 function numbers(text: string, what: string): number[] {
@@ -226,7 +249,7 @@ function previousIdle(): IdleResults {
 }
 
 async function main(): Promise<void> {
-  const { parts, quick, idle: idleArgs } = parseArgs(process.argv.slice(2));
+  const { parts, quick, idle: idleArgs, remote: remoteArgs } = parseArgs(process.argv.slice(2));
   const settings = {
     parts: [...parts],
     quick,
@@ -260,6 +283,27 @@ async function main(): Promise<void> {
       // The figures before issue 14's design change are kept under `before` (measured at commit
       // 3c0563c); the code now has the change, so a run is `after` unless told otherwise.
       label: idleArgs.label ?? 'after',
+    },
+    remote: {
+      clusters: 2,
+      nodesPerCluster:
+        numbers(remoteArgs['--remote-nodes'] ?? (quick ? '10' : '50'), 'remote Nodes')[0] ?? 50,
+      virtualClustersPerCluster:
+        numbers(remoteArgs['--remote-vcs'] ?? (quick ? '3' : '20'), 'remote VirtualClusters')[0] ??
+        20,
+      localNodes: 4,
+      windowSeconds: seconds(remoteArgs['--remote-window'], quick ? 60 : 300, 'remote window'),
+      sliceSeconds: 30,
+      settleMaxSeconds: quick ? 120 : 240,
+      readyTimeoutSeconds: 600,
+      k3kIntervalMs: 200,
+      // OCM's own defaults (pkg/work/spoke/options.go: status sync 10 s; the registration
+      // agent's cluster health check 1 min; a ManagedCluster's lease 60 s), as a platform runs it.
+      ocm: {
+        leaseDurationSeconds: 60,
+        statusSyncIntervalSeconds: 10,
+        clusterHealthCheckPeriodSeconds: 60,
+      },
     },
   };
   if (
@@ -297,6 +341,9 @@ async function main(): Promise<void> {
   if (parts.has('idle')) {
     const run = await runIdleBenchmark({ ...settings.idle, log });
     results.idle = { ...previousIdle(), [run.label]: run };
+  }
+  if (parts.has('remote')) {
+    results.remote = await runRemoteBenchmark({ ...settings.remote, log });
   }
 
   results.machine.loadAverageEnd = os.loadavg().map((value) => Math.round(value * 100) / 100);

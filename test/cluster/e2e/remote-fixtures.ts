@@ -43,7 +43,7 @@ export interface RemoteWorld {
 }
 
 /** A fresh RSA key pair for sealing; the private key goes to the hook server as a file. */
-function writeSealingKey(workDir: string): string {
+export function writeSealingKey(workDir: string): string {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
   const file = path.join(workDir, 'sealing-key.pem');
   writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });

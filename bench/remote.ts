@@ -1,0 +1,503 @@
+/**
+ * Remote Cells through the real OCM (issue 18), measured in one run:
+ *
+ * 1. Local: a fresh stack (test/cluster/kubecell-stack.ts, the simulated outside world of
+ *    test/simulate on the hub: the Cell's ManagedCluster is the hub itself, `delivery: Local`),
+ *    one Cell with `localNodes` Nodes, then ONE VirtualCluster: apply → Ready, step by step.
+ * 2. Remote: a fresh hub with the real OCM hub (registration controller, work manager) and
+ *    `clusters` managed control planes joined to it by OCM's real registration and work agents
+ *    (ocm-managed.ts), with OCM's default intervals unless told (lease 60 s, status sync 10 s,
+ *    cluster health check 60 s). On each managed cluster test/simulate registers `nodesPerCluster`
+ *    Nodes of its own machine profile and plays k3k; a Cell with `delivery: ManifestWork` on each;
+ *    the KubeCell cell agent runs on each exactly as its delivered Deployment says
+ *    (test/cluster/e2e/remote-fixtures.ts runDeliveredAgent: its command, environment, its
+ *    ServiceAccount's token; KUBECELL_AGENT_INTERVAL_SECONDS unset, so its default 30 s).
+ *    Then ONE VirtualCluster on the first Cell, apply → Ready step by step (the work created on
+ *    the hub, applied on the managed cluster, k3k served, the sealed kubeconfig written by the
+ *    agent and fed back, Ready), the agent's passes from its log.
+ * 3. Idle, same remote world: `virtualClustersPerCluster` VirtualClusters on each Cell (the one of
+ *    step 2 included); once all are Ready and the VirtualCluster sync rate settled, a window
+ *    counted as bench/idle.ts counts (bench/idle-metrics.ts), per controller, `delivery`
+ *    included, with watches on what changed (ManagedClusters, Cells, VirtualClusters,
+ *    ManifestWorks, the clusters' Leases).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { virtualClusterWorkName } from '../hooks/remote/contract.js';
+import { upstreamCrdFiles } from '../test/cluster/crds.js';
+import { startKubeCellStack, type KubeCellStack } from '../test/cluster/kubecell-stack.js';
+import { startOcmManagedCluster, type OcmManagedCluster } from '../test/cluster/ocm.js';
+import type { ManagedProcess } from '../test/cluster/processes.js';
+import { runDeliveredAgent, writeSealingKey } from '../test/cluster/e2e/remote-fixtures.js';
+import {
+  KubeClient,
+  profileNodeRegistrations,
+  registerNode,
+  startSimulation,
+  type Simulation,
+} from '../test/simulate/index.js';
+import { IDLE_METACONTROLLER_ARGS } from './idle.js';
+import {
+  adminConnection,
+  processCpu,
+  round,
+  sleep,
+  type AdminConnection,
+} from './metacontroller.js';
+import { cpuMsOf } from './processes.js';
+import {
+  agentPasses,
+  applyUntilReady,
+  k3kClusterMilestones,
+  sealedConfigMapMilestones,
+  Timeline,
+  virtualClusterMilestones,
+  workMilestones,
+  type Milestones,
+} from './remote-timeline.js';
+import { measureRemoteIdle, type RemoteIdle } from './remote-idle.js';
+import {
+  cellObject,
+  classObject,
+  hostNamespaceObject,
+  untilCellReady,
+  type BenchWorldNames,
+} from './world.js';
+
+export interface RemoteOptions {
+  clusters: number;
+  nodesPerCluster: number;
+  virtualClustersPerCluster: number;
+  localNodes: number;
+  windowSeconds: number;
+  sliceSeconds: number;
+  settleMaxSeconds: number;
+  readyTimeoutSeconds: number;
+  k3kIntervalMs: number;
+  /** OCM's agents: spec.leaseDurationSeconds, --status-sync-interval, --cluster-healthcheck-period. */
+  ocm: {
+    leaseDurationSeconds: number;
+    statusSyncIntervalSeconds: number;
+    clusterHealthCheckPeriodSeconds: number;
+  };
+  log: (line: string) => void;
+}
+
+export interface ApplyToReady {
+  /** Create answered → phase Ready seen on the watch. */
+  seconds: number;
+  /** Seconds after the create was answered at which each step was first seen. */
+  milestones: Milestones;
+  stackStartSeconds: number;
+  cellReadySeconds: number;
+}
+
+export interface RemoteApplyToReady extends ApplyToReady {
+  /** The cell agent's interval (its Deployment's environment, else the agent's default). */
+  agentIntervalSeconds: number;
+  /** Ends of the agent's passes, seconds after the create (from 1 interval before to Ready). */
+  agentPasses: number[];
+  /** OCM's managed clusters and the cell agents: joined in (s). */
+  joinSeconds: number[];
+}
+
+export interface RemoteResult {
+  measured: boolean;
+  date: string;
+  metacontrollerArgs: string[];
+  setup: Omit<RemoteOptions, 'log'>;
+  local?: ApplyToReady;
+  remote?: RemoteApplyToReady;
+  /** remote.seconds ÷ local.seconds, same run. */
+  ratio?: number;
+  idle?: RemoteIdle;
+  errors: string[];
+  /** The hook server's code as it ran: uncommitted changes under hooks/ at the start. */
+  hooksUncommitted: string[];
+  totalSeconds: number;
+}
+
+const CELL_NAMESPACE = 'kubecell-system';
+const CLASS = 'bench-small';
+const CLASS_ENTITLEMENT = { 'requests.cpu': '1', 'requests.memory': '2Gi', pods: '20' };
+const VC_NAME = 'vc';
+const USER = 'bench-user';
+const VIRTUALCLUSTERS = '/apis/kubecell.io/v1alpha1/virtualclusters';
+const K3K_CLUSTERS = '/apis/k3k.io/v1beta1/clusters';
+
+function worldNames(cell: string, profile: string): BenchWorldNames {
+  return {
+    cellNamespace: CELL_NAMESPACE,
+    cell,
+    profile,
+    klass: CLASS,
+    entitlement: CLASS_ENTITLEMENT,
+    virtualCluster: VC_NAME,
+  };
+}
+
+/** The host namespace on the hub, and the host-namespace controller's baseline on it. */
+async function hostNamespace(client: KubeClient, namespace: string): Promise<void> {
+  await client.apply(hostNamespaceObject(namespace), USER);
+  for (let i = 0; i < 60; i++) {
+    const found = await client.find(`/api/v1/namespaces/${namespace}`);
+    if (found?.metadata.labels?.['pod-security.kubernetes.io/enforce'] !== undefined) return;
+    await sleep(500);
+  }
+}
+
+// --- 1. local ---
+
+async function measureLocal(options: RemoteOptions): Promise<ApplyToReady> {
+  const { log } = options;
+  const started = Date.now();
+  const stack = await startKubeCellStack({
+    metacontrollerArgs: IDLE_METACONTROLLER_ARGS,
+    provisioners: [],
+    log: (line) => log(`  local stack: ${line}`),
+  });
+  const stackStartSeconds = round((Date.now() - started) / 1000);
+  const client = new KubeClient(stack.cluster.kubeconfigPath, { maxSockets: 16 });
+  const connection = adminConnection(stack.cluster.kubeconfigPath);
+  const timeline = new Timeline();
+  let simulation: Simulation | undefined;
+  try {
+    simulation = await startSimulation(client, {
+      profileNodes: { perProfile: options.localNodes },
+      k3k: { intervalMs: options.k3kIntervalMs },
+      kubevirt: false,
+      clusterAPI: false,
+    });
+    const world = worldNames('local-cell', 'local-cpu');
+    const cellStart = Date.now();
+    await client.apply(cellObject(world), USER);
+    await client.apply(classObject(world), USER);
+    await simulation.syncCells();
+    await untilCellReady(client, world, 5 * 60_000);
+    const cellReadySeconds = round((Date.now() - cellStart) / 1000);
+    const namespace = 'local-000';
+    await hostNamespace(client, namespace);
+    timeline.watch(connection, VIRTUALCLUSTERS, virtualClusterMilestones(namespace, VC_NAME), log);
+    timeline.watch(connection, K3K_CLUSTERS, k3kClusterMilestones(namespace, VC_NAME, 'hub'), log);
+    await sleep(1000);
+    const measured = await applyUntilReady(client, timeline, world, namespace, {
+      ...(simulation.k3k ? { k3k: simulation.k3k } : {}),
+      timeoutMs: 5 * 60_000,
+    });
+    return { ...measured, stackStartSeconds, cellReadySeconds };
+  } finally {
+    timeline.stop();
+    await simulation?.stop();
+    client.close();
+    connection.agent.destroy();
+    await stack.stop();
+  }
+}
+
+// --- 2. the remote world ---
+
+export interface ManagedWorld {
+  managed: OcmManagedCluster;
+  simulation: Simulation;
+  world: BenchWorldNames;
+  connection: AdminConnection;
+  agent?: ManagedProcess;
+  /** Prefix of its VirtualClusters' namespaces. */
+  prefix: string;
+}
+
+export interface RemoteWorld {
+  stack: KubeCellStack;
+  client: KubeClient;
+  connection: AdminConnection;
+  clusters: ManagedWorld[];
+  workDir: string;
+  cpu: () => Record<string, number | undefined>;
+}
+
+function managedClusterName(index: number): string {
+  return `cell-remote-${String.fromCharCode(97 + index)}`;
+}
+
+async function joinCluster(
+  stack: KubeCellStack,
+  index: number,
+  options: RemoteOptions,
+): Promise<ManagedWorld> {
+  const name = managedClusterName(index);
+  const first = stack.ocm?.managedCluster;
+  const managed =
+    index === 0 && first
+      ? first
+      : await startOcmManagedCluster(stack.ocm!.hub, {
+          name,
+          ...options.ocm,
+          extraCrdFiles: upstreamCrdFiles().filter((file) => /k3k\.io_/.test(file)),
+          log: (line) => options.log(`  ${name}: ${line}`),
+        });
+  const simulation = await startSimulation(managed.cluster.kubeconfigPath, {
+    ocm: false,
+    kubevirt: false,
+    clusterAPI: false,
+    profileNodes: false,
+    k3k: { intervalMs: options.k3kIntervalMs },
+  });
+  const letter = name.slice(-1);
+  const world = worldNames(`remote-${letter}`, `remote-${letter}-cpu`);
+  for (const registration of profileNodeRegistrations(world.profile, [], {
+    perProfile: options.nodesPerCluster,
+  })) {
+    await registerNode(simulation.client, registration);
+  }
+  return {
+    managed,
+    simulation,
+    world,
+    connection: adminConnection(managed.cluster.kubeconfigPath),
+    prefix: `r${letter}`,
+  };
+}
+
+function cpuReader(stack: KubeCellStack, clusters: ManagedWorld[]) {
+  return (): Record<string, number | undefined> => {
+    const out: Record<string, number | undefined> = { ...processCpu(stack) };
+    const hub = stack.ocm?.hub;
+    out.ocmRegistrationController = cpuMsOf(hub?.registrationController.pid);
+    out.ocmWorkManager = cpuMsOf(hub?.workManager.pid);
+    for (const cluster of clusters) {
+      const name = cluster.managed.name;
+      const agents = cluster.managed.agents();
+      out[`${name} registration agent`] = cpuMsOf(agents?.registration.pid);
+      out[`${name} work agent`] = cpuMsOf(agents?.work.pid);
+      out[`${name} cell agent`] = cpuMsOf(cluster.agent?.pid);
+      out[`${name} apiserver + etcd`] =
+        (cpuMsOf(cluster.managed.cluster.processes.kubeApiserver.pid) ?? NaN) +
+        (cpuMsOf(cluster.managed.cluster.processes.etcd.pid) ?? NaN);
+    }
+    return out;
+  };
+}
+
+async function startRemoteWorld(options: RemoteOptions): Promise<RemoteWorld> {
+  const workDir = mkdtempSync(path.join(tmpdir(), 'kubecell-bench-remote-'));
+  const stack = await startKubeCellStack({
+    metacontrollerArgs: IDLE_METACONTROLLER_ARGS,
+    provisioners: [],
+    ocmHub: 'real',
+    ocmManagedCluster: {
+      name: managedClusterName(0),
+      ...options.ocm,
+      extraCrdFiles: upstreamCrdFiles().filter((file) => /k3k\.io_/.test(file)),
+    },
+    hookServerEnv: { KUBECELL_SEALING_KEY_FILE: writeSealingKey(workDir) },
+    log: (line) => options.log(`  hub stack: ${line}`),
+  });
+  const clusters: ManagedWorld[] = [];
+  const world: RemoteWorld = {
+    stack,
+    client: new KubeClient(stack.cluster.kubeconfigPath, { maxSockets: 32 }),
+    connection: adminConnection(stack.cluster.kubeconfigPath),
+    clusters,
+    workDir,
+    cpu: cpuReader(stack, clusters),
+  };
+  try {
+    for (let index = 0; index < options.clusters; index++)
+      clusters.push(await joinCluster(stack, index, options));
+  } catch (error) {
+    await stopRemoteWorld(world);
+    throw error;
+  }
+  return world;
+}
+
+async function stopRemoteWorld(world: RemoteWorld): Promise<void> {
+  for (const cluster of world.clusters) {
+    await cluster.agent?.stop();
+    await cluster.simulation.stop();
+    cluster.connection.agent.destroy();
+    // The stack stops the first managed cluster itself.
+    if (cluster.managed !== world.stack.ocm?.managedCluster) await cluster.managed.stop();
+  }
+  world.client.close();
+  world.connection.agent.destroy();
+  await world.stack.stop();
+  rmSync(world.workDir, { recursive: true, force: true });
+}
+
+/** Each Cell applied, its agent run as delivered, every Cell Ready. */
+async function remoteCells(world: RemoteWorld, options: RemoteOptions): Promise<number> {
+  const { stack, client } = world;
+  const started = Date.now();
+  await client.apply(classObject(world.clusters[0]!.world), USER);
+  for (const cluster of world.clusters) {
+    await client.apply(
+      cellObject(cluster.world, {
+        managedCluster: cluster.managed.name,
+        delivery: 'ManifestWork',
+      }),
+      USER,
+    );
+  }
+  for (const cluster of world.clusters) {
+    cluster.agent = await runDeliveredAgent({
+      stack,
+      managed: cluster.managed,
+      managedView: { ...stack, cluster: cluster.managed.cluster },
+      simulation: cluster.simulation,
+      profile: cluster.world.profile,
+      workDir: world.workDir,
+      stop: async () => {},
+    });
+  }
+  for (const cluster of world.clusters) await untilCellReady(client, cluster.world, 5 * 60_000);
+  const seconds = round((Date.now() - started) / 1000);
+  options.log(`  ${world.clusters.length} remote Cells Ready (${seconds} s)`);
+  return seconds;
+}
+
+/** Delivered Deployment's KUBECELL_AGENT_INTERVAL_SECONDS, else the agent's default (30). */
+async function agentInterval(world: RemoteWorld, cluster: ManagedWorld): Promise<number> {
+  const client = new KubeClient(cluster.managed.cluster.kubeconfigPath);
+  try {
+    const deployment = await client.find(
+      '/apis/apps/v1/namespaces/kubecell-system/deployments/kubecell-cell-agent',
+    );
+    const env = (
+      deployment as { spec?: { template?: { spec?: { containers?: { env?: unknown[] }[] } } } }
+    )?.spec?.template?.spec?.containers?.[0]?.env as { name: string; value?: string }[] | undefined;
+    const value = env?.find((entry) => entry.name === 'KUBECELL_AGENT_INTERVAL_SECONDS')?.value;
+    return value === undefined ? 30 : Number(value);
+  } finally {
+    client.close();
+  }
+}
+
+async function measureRemoteApply(
+  world: RemoteWorld,
+  options: RemoteOptions,
+  base: { stackStartSeconds: number; cellReadySeconds: number },
+): Promise<RemoteApplyToReady> {
+  const { client, connection } = world;
+  const cluster = world.clusters[0]!;
+  const namespace = `${cluster.prefix}-000`;
+  const timeline = new Timeline();
+  let uid: string | undefined;
+  const log = options.log;
+  try {
+    await hostNamespace(client, namespace);
+    const workPath = `/apis/work.open-cluster-management.io/v1/namespaces/${cluster.managed.name}/manifestworks`;
+    timeline.watch(connection, VIRTUALCLUSTERS, virtualClusterMilestones(namespace, VC_NAME), log);
+    timeline.watch(
+      connection,
+      workPath,
+      workMilestones(() => (uid ? virtualClusterWorkName(uid) : undefined)),
+      log,
+    );
+    timeline.watch(
+      cluster.connection,
+      K3K_CLUSTERS,
+      k3kClusterMilestones(namespace, VC_NAME, 'managed'),
+      log,
+    );
+    timeline.watch(
+      cluster.connection,
+      `/api/v1/namespaces/${namespace}/configmaps`,
+      sealedConfigMapMilestones(namespace, `kubecell-${VC_NAME}-sealed-kubeconfig`),
+      log,
+    );
+    await sleep(1000);
+    const measured = await applyUntilReady(client, timeline, cluster.world, namespace, {
+      ...(cluster.simulation.k3k ? { k3k: cluster.simulation.k3k } : {}),
+      timeoutMs: 5 * 60_000,
+      onCreated: (created) => (uid = created),
+    });
+    const interval = await agentInterval(world, cluster);
+    const passes = cluster.agent ? agentPasses(cluster.agent.logFile) : [];
+    const readyAt = measured.appliedAt + measured.seconds * 1000;
+    return {
+      ...measured,
+      ...base,
+      agentIntervalSeconds: interval,
+      agentPasses: passes
+        .filter((p) => p.at >= measured.appliedAt - interval * 1000 - 5000 && p.at <= readyAt)
+        .map((p) => round((p.at - measured.appliedAt) / 1000, 2)),
+      joinSeconds: world.clusters.map((c) => round(c.managed.joinSeconds)),
+    };
+  } finally {
+    timeline.stop();
+  }
+}
+
+// --- the run ---
+
+function hooksUncommitted(): string[] {
+  try {
+    return execGit(['status', '--porcelain', '--', 'hooks'])
+      .split('\n')
+      .filter((line) => line.trim() !== '');
+  } catch {
+    return [];
+  }
+}
+
+function execGit(args: string[]): string {
+  return execFileSync('git', args, { encoding: 'utf8' });
+}
+
+async function runRemote(options: RemoteOptions, result: RemoteResult): Promise<void> {
+  const started = Date.now();
+  const world = await startRemoteWorld(options);
+  try {
+    const stackStartSeconds = round((Date.now() - started) / 1000);
+    options.log(`  hub and ${options.clusters} managed clusters up (${stackStartSeconds} s)`);
+    const cellReadySeconds = await remoteCells(world, options);
+    result.remote = await measureRemoteApply(world, options, {
+      stackStartSeconds,
+      cellReadySeconds,
+    });
+    options.log(`remote: apply → Ready ${result.remote.seconds} s`);
+    result.idle = await measureRemoteIdle(world, options);
+  } finally {
+    await stopRemoteWorld(world);
+  }
+}
+
+export async function runRemoteBenchmark(options: RemoteOptions): Promise<RemoteResult> {
+  const started = Date.now();
+  const { log, ...setup } = options;
+  const result: RemoteResult = {
+    measured: false,
+    date: new Date().toISOString(),
+    metacontrollerArgs: [
+      '--apply-strategy=server-side-apply',
+      '--discovery-interval=2s',
+      ...IDLE_METACONTROLLER_ARGS,
+    ],
+    setup,
+    errors: [],
+    hooksUncommitted: hooksUncommitted(),
+    totalSeconds: 0,
+  };
+  log('remote: local Cell first (the hub itself, simulated OCM)');
+  try {
+    result.local = await measureLocal(options);
+    log(`remote: local apply → Ready ${result.local.seconds} s`);
+  } catch (error) {
+    result.errors.push(`local: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  log(`remote: ${options.clusters} managed clusters through the real OCM hub and agents`);
+  try {
+    await runRemote(options, result);
+  } catch (error) {
+    result.errors.push(`remote: ${error instanceof Error ? error.message : String(error)}`);
+    log(`remote failed: ${result.errors[result.errors.length - 1]}`);
+  }
+  if (result.local && result.remote)
+    result.ratio = round(result.remote.seconds / result.local.seconds, 2);
+  result.measured = result.local !== undefined || result.remote !== undefined;
+  result.totalSeconds = round((Date.now() - started) / 1000);
+  return result;
+}
