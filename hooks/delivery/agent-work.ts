@@ -46,24 +46,53 @@ export const AGENT_LABELS = Object.freeze({
 export const AGENT_COMMAND = ['node', '--import', 'tsx', 'hooks/cli/kubecell.ts'];
 export const AGENT_ARGS = ['agent'];
 
-const READ = ['get', 'list', 'watch'];
+/** One rule of a ClusterRole (rbac.authorization.k8s.io/v1 PolicyRule). */
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  resourceNames?: string[];
+  verbs: string[];
+}
 
 /**
- * What the agent reads to compute a report (Nodes and their TopoLVM annotations, pods, Services'
- * NodePorts, PersistentVolumes, the provider baseline: k3k's CRDs and controller, the CNI and
- * TopoLVM DaemonSets), k3k's kubeconfig Secrets it seals, and the ConfigMaps it writes (the
- * reports, and the sealed kubeconfig in each host namespace).
+ * Exactly what the agent calls (hooks/agent: observe.ts, write.ts, seal-kubeconfigs.ts), no
+ * `watch`: it lists the profile Nodes, every pod, Service and PersistentVolume and the host
+ * Namespaces; it reads by name the k3k Namespace, k3k's CRDs and controller Deployment, the CNI
+ * and TopoLVM DaemonSets (those names only: the hub's provider baseline, as the Deployment
+ * passes it) and k3k's kubeconfig Secrets (any name: one per VirtualCluster, `get` only); it
+ * reads, creates and updates ConfigMaps (its reports, each host namespace's sealed kubeconfig).
  */
-export const AGENT_RULES = Object.freeze([
-  {
-    apiGroups: [''],
-    resources: ['namespaces', 'nodes', 'persistentvolumes', 'pods', 'secrets', 'services'],
-    verbs: READ,
-  },
-  { apiGroups: ['apps'], resources: ['daemonsets', 'deployments'], verbs: READ },
-  { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: READ },
-  { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'update'] },
-]);
+export function agentRules(baseline: ProviderBaseline): PolicyRule[] {
+  const names = (...list: string[]) => [...new Set(list)].sort();
+  return [
+    {
+      apiGroups: [''],
+      resources: ['nodes', 'persistentvolumes', 'pods', 'services'],
+      verbs: ['list'],
+    },
+    { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list'] },
+    { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'update'] },
+    {
+      apiGroups: ['apps'],
+      resources: ['deployments'],
+      resourceNames: names(baseline.k3kController.name),
+      verbs: ['get'],
+    },
+    {
+      apiGroups: ['apps'],
+      resources: ['daemonsets'],
+      resourceNames: names(baseline.cniDaemonSet.name, baseline.topolvmNodeDaemonSet.name),
+      verbs: ['get'],
+    },
+    {
+      apiGroups: ['apiextensions.k8s.io'],
+      resources: ['customresourcedefinitions'],
+      resourceNames: names(...baseline.k3kCRDs),
+      verbs: ['get'],
+    },
+  ];
+}
 
 /** The settings the agent's work is rendered from (no providerBaseline: the defaults). */
 export type AgentWorkConfig = Pick<DeliveryConfig, 'agentImage' | 'publicKeyPem'> &
@@ -77,7 +106,7 @@ function meta(name: string, namespaced = true) {
   };
 }
 
-function rbac(): KubernetesObject[] {
+function rbac(baseline: ProviderBaseline): KubernetesObject[] {
   const rbacApi = 'rbac.authorization.k8s.io/v1';
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(AGENT_NAME) },
@@ -85,7 +114,7 @@ function rbac(): KubernetesObject[] {
       apiVersion: rbacApi,
       kind: 'ClusterRole',
       metadata: meta(AGENT_NAME, false),
-      rules: AGENT_RULES.map((rule) => structuredClone(rule)),
+      rules: agentRules(baseline),
     } as KubernetesObject,
     {
       apiVersion: rbacApi,
@@ -118,10 +147,10 @@ function baselineEnv(baseline: ProviderBaseline): { name: string; value: string 
 }
 
 /** The agent's container: non-root, read-only root filesystem, no capabilities. */
-function agentContainer(profiles: readonly string[], config: AgentWorkConfig) {
+function agentContainer(profiles: readonly string[], image: string, baseline: ProviderBaseline) {
   return {
     name: 'agent',
-    image: config.agentImage,
+    image,
     imagePullPolicy: 'IfNotPresent',
     command: [...AGENT_COMMAND],
     args: [...AGENT_ARGS],
@@ -131,7 +160,7 @@ function agentContainer(profiles: readonly string[], config: AgentWorkConfig) {
         name: AGENT_ENV.publicKeyFile,
         value: `${AGENT_PUBLIC_KEY_DIR}/${SEALING_PUBLIC_KEY_KEY}`,
       },
-      ...baselineEnv(config.providerBaseline ?? DEFAULT_DELIVERY_CONFIG.providerBaseline),
+      ...baselineEnv(baseline),
       { name: 'TSX_DISABLE_CACHE', value: '1' },
       { name: 'NODE_ENV', value: 'production' },
     ],
@@ -150,7 +179,11 @@ function agentContainer(profiles: readonly string[], config: AgentWorkConfig) {
 }
 
 /** One replica (one writer of the reports), replaced by Recreate, never two at once. */
-function agentDeployment(profiles: readonly string[], config: AgentWorkConfig): KubernetesObject {
+function agentDeployment(
+  profiles: readonly string[],
+  image: string,
+  baseline: ProviderBaseline,
+): KubernetesObject {
   const selector = {
     'app.kubernetes.io/name': AGENT_LABELS['app.kubernetes.io/name'],
     'app.kubernetes.io/component': AGENT_LABELS['app.kubernetes.io/component'],
@@ -174,7 +207,7 @@ function agentDeployment(profiles: readonly string[], config: AgentWorkConfig): 
             runAsGroup: 65532,
             seccompProfile: { type: 'RuntimeDefault' },
           },
-          containers: [agentContainer(profiles, config)],
+          containers: [agentContainer(profiles, image, baseline)],
           volumes: [
             {
               name: 'sealing-public-key',
@@ -204,11 +237,12 @@ export function renderAgentWork(
   const reports = profiles.map((profile) =>
     agentConfigMap(reportConfigMapName(profile), AGENT_NAMESPACE),
   );
+  const baseline = config.providerBaseline ?? DEFAULT_DELIVERY_CONFIG.providerBaseline;
   const manifests = [
     namespace,
-    ...rbac(),
+    ...rbac(baseline),
     ...(config.publicKeyPem === undefined ? [] : [publicKeyConfigMap(config.publicKeyPem)]),
-    agentDeployment(profiles, config),
+    agentDeployment(profiles, config.agentImage, baseline),
     ...reports,
   ];
   return manifestWork(

@@ -29,10 +29,13 @@ import {
 import { DEFAULT_CELL_CONFIG, loadCellConfig, type CellControllerConfig } from '../cell/config.js';
 import { loadSealingKeyFromEnv, publicKeyPemOf } from '../remote/sealing.js';
 
-/** Where the agent looks for the provider baseline: the hub's Cell controller settings. */
+/**
+ * Where the agent looks for the provider baseline: the hub's Cell controller settings (k3k's CRD
+ * names are fixed, not a setting); the agent's ClusterRole names these objects too.
+ */
 export type ProviderBaseline = Pick<
   CellControllerConfig,
-  'k3kController' | 'cniDaemonSet' | 'topolvmNodeDaemonSet'
+  'k3kController' | 'cniDaemonSet' | 'topolvmNodeDaemonSet' | 'k3kCRDs'
 >;
 
 function providerBaseline(cell: CellControllerConfig): ProviderBaseline {
@@ -40,6 +43,7 @@ function providerBaseline(cell: CellControllerConfig): ProviderBaseline {
     k3kController: { ...cell.k3kController },
     cniDaemonSet: { ...cell.cniDaemonSet },
     topolvmNodeDaemonSet: { ...cell.topolvmNodeDaemonSet },
+    k3kCRDs: [...cell.k3kCRDs],
   };
 }
 
