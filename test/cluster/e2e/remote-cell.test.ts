@@ -9,10 +9,12 @@
 // OCM's agents turns both Degraded; deleting the VirtualCluster removes its children there; the
 // hub's components hold no credential or route to the managed cluster.
 import { expect } from 'chai';
+import path from 'node:path';
 import { parse } from 'yaml';
 import { AGENT_WORK_NAME, virtualClusterWorkName } from '../../../hooks/remote/contract.js';
 import { kubeconfigServers } from '../ocm.js';
-import type { ManagedProcess } from '../processes.js';
+import { repoRoot } from '../paths.js';
+import { runCommand, type ManagedProcess } from '../processes.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from '../shared-cluster.js';
 import {
   CELL,
@@ -47,6 +49,9 @@ import {
 
 const PLANS = 'virtualclusterplans.kubecell.io';
 
+/** The kubectl the harness built, beside the control plane's other binaries. */
+const kubectlBinary = (world: RemoteWorld): string => world.stack.cluster.binaries.kubectl;
+
 describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function () {
   this.timeout(180_000);
   const cell = 'gpu-remote';
@@ -57,6 +62,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
   let world: RemoteWorld;
   let agent: ManagedProcess | undefined;
   let uid: string;
+  let alice: string;
 
   before(async function () {
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
@@ -122,7 +128,23 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
   });
 
   it('a VirtualCluster on it: children on the managed apiserver, Ready on the hub with the endpoint and k3k’s kubeconfig', async function () {
-    await apply(world.stack, virtualCluster(namespace, name, cell, klass));
+    // The tenant, bound to `edit` in her namespace as docs/tenants.md says, applies it herself.
+    alice = await world.stack.cluster.kubeconfigFor({ userName: 'alice', groups: [] });
+    await kubectl(world.stack, [
+      'create',
+      'rolebinding',
+      'team-edit',
+      '--clusterrole=edit',
+      '--user=alice',
+      '-n',
+      namespace,
+    ]);
+    const created = await runCommand(
+      kubectlBinary(world),
+      ['--kubeconfig', alice, 'create', '-f', '-'],
+      { input: JSON.stringify(virtualCluster(namespace, name, cell, klass)) },
+    );
+    expect(created.code, created.stderr).to.equal(0);
     const vc = await eventuallyPhase(world.stack, VC, name, namespace, 'Ready', 150_000);
     uid = vc.metadata.uid!;
     const remote = (resource: string, child: string) =>
@@ -149,6 +171,26 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
     );
     const users = (parse(published) as { users: { user: Record<string, string> }[] }).users;
     expect(users[0]!.user['client-key-data'], 'a usable credential').to.be.a('string');
+  });
+
+  it('the tenant reads that kubeconfig on the hub with `kubecell kubeconfig`', async function () {
+    const printed = await runCommand(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(repoRoot, 'hooks', 'cli', 'kubecell.ts'),
+        'kubeconfig',
+        name,
+        '-n',
+        namespace,
+      ],
+      { cwd: repoRoot, env: { ...process.env, KUBECONFIG: alice }, timeoutMs: 60_000 },
+    );
+    expect(printed.code, printed.stderr).to.equal(0);
+    const secretName = `kubecell-${name}-${uid}-admin-kubeconfig`;
+    const published = kubeconfigText(await getObject(world.stack, 'secret', secretName, namespace));
+    expect(printed.stdout).to.equal(published);
   });
 
   it('readers of the ManifestWork see only a sealed kubeconfig', async function () {
