@@ -1,27 +1,9 @@
 import { expect } from 'chai';
-import { Writable } from 'node:stream';
 import { DEFAULT_CELL_CONFIG } from '../cell/config.js';
 import { gpuNode, readyProvider } from '../cell/testing.js';
 import { createLogger } from '../server/logger.js';
 import { runAgentLoop } from './loop.js';
-import { fakeApi } from './testing.js';
-
-function capture(): { lines: () => Record<string, unknown>[]; stream: Writable } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString());
-      done();
-    },
-  });
-  const lines = () =>
-    chunks
-      .join('')
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { lines, stream };
-}
+import { captureLogLines as capture, fakeApi } from './testing.js';
 
 const config = {
   intervalSeconds: 5,

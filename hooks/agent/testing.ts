@@ -1,4 +1,5 @@
 /** A managed cluster's apiserver in memory, for the agent's tests. */
+import { Writable } from 'node:stream';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { ApiError, type AgentApi } from './kube-api.js';
 
@@ -101,4 +102,22 @@ export function fakeApi(...initial: KubernetesObject[]): FakeApi {
   };
   api.put(...initial);
   return api;
+}
+
+/** A stream for the agent's logger and the JSON lines written to it so far. */
+export function captureLogLines(): { lines: () => Record<string, unknown>[]; stream: Writable } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
+  const lines = () =>
+    chunks
+      .join('')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { lines, stream };
 }

@@ -1,27 +1,9 @@
 import { expect } from 'chai';
-import { Writable } from 'node:stream';
 import { gpuNode, readyProvider } from '../cell/testing.js';
-import { fakeApi } from '../agent/testing.js';
+import { captureLogLines as capture, fakeApi } from '../agent/testing.js';
 import { createLogger } from '../server/logger.js';
 import { runAgentCommand } from './agent.js';
 import { runCli } from './cli.js';
-
-function capture(): { lines: () => Record<string, unknown>[]; stream: Writable } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString());
-      done();
-    },
-  });
-  const lines = () =>
-    chunks
-      .join('')
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { lines, stream };
-}
 
 describe('kubecell agent (hooks/cli/agent.ts)', () => {
   it('`kubecell agent --once` runs one pass with the settings of its environment', async () => {
