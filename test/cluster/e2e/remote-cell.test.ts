@@ -11,6 +11,7 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { ANNOTATIONS } from '../../../hooks/kube/labels.js';
 import { AGENT_WORK_NAME, virtualClusterWorkName } from '../../../hooks/remote/contract.js';
 import { kubeconfigServers } from '../ocm.js';
 import { repoRoot } from '../paths.js';
@@ -240,5 +241,55 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
       );
       expect(left, `${resource} ${child} on the managed cluster`).to.equal(undefined);
     }
+  });
+
+  it('kubecell.io/skip-cleanup=true lets a VirtualCluster go while its cluster cannot answer', async function () {
+    this.timeout(300_000);
+    const lost = 'vc-lost';
+    await apply(world.stack, virtualCluster(namespace, lost, cell, klass));
+    const ready = await eventuallyPhase(world.stack, VC, lost, namespace, 'Ready', 150_000);
+    const work = virtualClusterWorkName(ready.metadata.uid!);
+    await world.managed.stopAgents();
+    try {
+      await kubectl(world.stack, ['delete', VC, lost, '-n', namespace, '--wait=false']);
+      // Without the work agent nothing confirms the deletion: the VirtualCluster waits for it.
+      await new Promise((resolve) => setTimeout(resolve, 15_000));
+      const waiting = await getObject(world.stack, VC, lost, namespace);
+      expect(waiting?.status?.phase, describeStatus(waiting)).to.equal('Deleting');
+      expect(JSON.stringify(waiting?.status?.['cleanup'])).to.contain(work);
+      await kubectl(world.stack, [
+        'annotate',
+        VC,
+        lost,
+        '-n',
+        namespace,
+        `${ANNOTATIONS.skipCleanup}=true`,
+      ]);
+      await eventuallyGone(world.stack, VC, lost, namespace, 120_000);
+      // What the cluster still holds stays there until its agent comes back.
+      expect(await getObject(world.managedView, K3K_CLUSTER, lost, namespace)).to.not.equal(
+        undefined,
+      );
+    } finally {
+      await world.managed.startAgents();
+    }
+    await eventually(
+      world.stack,
+      `the work ${work} gone once the agent is back`,
+      async () =>
+        (await getObject(world.stack, MANIFESTWORK, work, MANAGED_CLUSTER)) === undefined
+          ? { value: true }
+          : { notYet: 'still there' },
+      120_000,
+    );
+    await eventually(
+      world.managedView,
+      `k3k Cluster ${lost} removed from the managed cluster`,
+      async () =>
+        (await getObject(world.managedView, K3K_CLUSTER, lost, namespace)) === undefined
+          ? { value: true }
+          : { notYet: 'still there' },
+      120_000,
+    );
   });
 });

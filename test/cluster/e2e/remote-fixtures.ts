@@ -11,6 +11,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { API_VERSION } from '../../../hooks/api/kinds.js';
+import {
+  deliveredPod,
+  processEnvironment,
+  type DeliveredPod,
+} from '../../../scripts/local/delivered-pod.js';
 import { AGENT_NAME, AGENT_NAMESPACE } from '../../../hooks/remote/contract.js';
 import { upstreamCrdFiles } from '../crds.js';
 import { startKubeCellStack, type KubeCellStack } from '../kubecell-stack.js';
@@ -106,18 +111,6 @@ export function remoteCellManifest(name: string, profile: string): unknown {
   };
 }
 
-interface Container {
-  command?: string[];
-  args?: string[];
-  env?: { name: string; value?: string }[];
-  volumeMounts?: { name: string; mountPath: string }[];
-}
-interface PodSpec {
-  serviceAccountName?: string;
-  containers: Container[];
-  volumes?: { name: string; configMap?: { name: string } }[];
-}
-
 /** The agent Deployment OCM's work agent applied on the managed cluster (waits for it). */
 export function deliveredAgentDeployment(world: RemoteWorld): Promise<ObjectWithStatus> {
   return eventually<ObjectWithStatus>(
@@ -136,55 +129,51 @@ export function deliveredAgentDeployment(world: RemoteWorld): Promise<ObjectWith
   );
 }
 
-/** Copies each mounted ConfigMap into a folder, as the kubelet projects it; returns mount → folder. */
-async function projectConfigMaps(world: RemoteWorld, spec: PodSpec, container: Container) {
-  const mounts = new Map<string, string>();
-  for (const mount of container.volumeMounts ?? []) {
-    const volume = spec.volumes?.find((candidate) => candidate.name === mount.name);
-    if (!volume?.configMap) continue;
-    const folder = mkdtempSync(path.join(world.workDir, `${mount.name}-`));
+/** Copies each mounted ConfigMap into a folder, as the kubelet projects it: mountPath → folder. */
+async function projectConfigMaps(
+  world: RemoteWorld,
+  pod: DeliveredPod,
+): Promise<Map<string, string>> {
+  const projected = new Map<string, string>();
+  for (const mount of pod.mounts) {
+    const folder = mkdtempSync(path.join(world.workDir, `${mount.volume}-`));
     const configMap = await getObject(
       world.managedView,
       'configmap',
-      volume.configMap.name,
+      mount.configMap,
       AGENT_NAMESPACE,
     );
     for (const [key, value] of Object.entries(configMap?.data ?? {})) {
       writeFileSync(path.join(folder, key), value);
     }
-    mounts.set(mount.mountPath, folder);
+    projected.set(mount.mountPath, folder);
   }
-  return mounts;
+  return projected;
 }
 
 /**
- * Runs the delivered agent as the kubelet would run its one container: the same command and
- * arguments (`node` is this Node.js, the working directory the image's, i.e. the repository),
- * the same environment with mounted paths moved to where the test projected them, and a
- * kubeconfig holding the token of the ServiceAccount the Deployment names.
+ * Runs the delivered agent as the kubelet would run its one container (read the way local-up
+ * reads it, scripts/local/delivered-pod.ts): the same command and arguments (`node` is this
+ * Node.js, the working directory the image's, i.e. the repository), the same environment with
+ * mounted paths moved to where the test projected them, and a kubeconfig holding the token of
+ * the ServiceAccount the Deployment names.
  */
 export async function runDeliveredAgent(world: RemoteWorld): Promise<ManagedProcess> {
-  const deployment = await deliveredAgentDeployment(world);
-  const template = deployment.spec?.['template'] as { spec: PodSpec };
-  const container = template.spec.containers[0]!;
-  const mounts = await projectConfigMaps(world, template.spec, container);
-  const moved = (value: string) => {
-    for (const [mountPath, folder] of mounts) {
-      if (value.startsWith(`${mountPath}/`)) return folder + value.slice(mountPath.length);
-    }
-    return value;
+  const pod = deliveredPod(await deliveredAgentDeployment(world));
+  if ('problem' in pod) throw new Error(`the delivered agent cannot run here: ${pod.problem}`);
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env['PATH'],
+    ...processEnvironment(pod, await projectConfigMaps(world, pod)),
+    KUBECONFIG: await world.managed.cluster.kubeconfigForServiceAccount({
+      namespace: AGENT_NAMESPACE,
+      name: pod.serviceAccountName,
+    }),
   };
-  const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] };
-  for (const variable of container.env ?? []) env[variable.name] = moved(variable.value ?? '');
-  env['KUBECONFIG'] = await world.managed.cluster.kubeconfigForServiceAccount({
-    namespace: AGENT_NAMESPACE,
-    name: template.spec.serviceAccountName ?? 'default',
-  });
-  const [command, ...rest] = [...(container.command ?? []), ...(container.args ?? [])];
+  const [command, ...args] = pod.argv;
   return startManagedProcess({
     name: 'kubecell-cell-agent',
     command: command === 'node' ? process.execPath : command!,
-    args: rest,
+    args,
     env,
     cwd: repoRoot,
     logDir: world.workDir,
