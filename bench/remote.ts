@@ -22,7 +22,7 @@
  *    ManifestWorks, the clusters' Leases).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { virtualClusterWorkName } from '../hooks/remote/contract.js';
@@ -101,6 +101,11 @@ export interface RemoteApplyToReady extends ApplyToReady {
   agentPasses: number[];
   /** OCM's managed clusters and the cell agents: joined in (s). */
   joinSeconds: number[];
+  /**
+   * k3k served → the agent's pass wrote the sealed kubeconfig (waiting for its next pass), and
+   * → the work agent's status sync fed it back (waiting for its next sync), in seconds.
+   */
+  waits: { forAgentPass?: number; forStatusSync?: number };
 }
 
 export interface RemoteResult {
@@ -342,13 +347,16 @@ async function remoteCells(world: RemoteWorld, options: RemoteOptions): Promise<
     );
   }
   for (const cluster of world.clusters) {
+    // A folder of its own: the agent's log file is named after the process.
+    const workDir = path.join(world.workDir, cluster.managed.name);
+    mkdirSync(workDir);
     cluster.agent = await runDeliveredAgent({
       stack,
       managed: cluster.managed,
       managedView: { ...stack, cluster: cluster.managed.cluster },
       simulation: cluster.simulation,
       profile: cluster.world.profile,
-      workDir: world.workDir,
+      workDir,
       stop: async () => {},
     });
   }
@@ -373,6 +381,20 @@ async function agentInterval(world: RemoteWorld, cluster: ManagedWorld): Promise
   } finally {
     client.close();
   }
+}
+
+function waitsOf(milestones: Milestones): RemoteApplyToReady['waits'] {
+  const served = milestones['k3k served (simulated k3k)'];
+  const sealed = milestones['sealed kubeconfig written by the cell agent (managed)'];
+  const fedBack = milestones['sealed kubeconfig fed back (hub)'];
+  return {
+    ...(served !== undefined && sealed !== undefined
+      ? { forAgentPass: round(sealed - served, 2) }
+      : {}),
+    ...(sealed !== undefined && fedBack !== undefined
+      ? { forStatusSync: round(fedBack - sealed, 2) }
+      : {}),
+  };
 }
 
 async function measureRemoteApply(
@@ -425,6 +447,7 @@ async function measureRemoteApply(
         .filter((p) => p.at >= measured.appliedAt - interval * 1000 - 5000 && p.at <= readyAt)
         .map((p) => round((p.at - measured.appliedAt) / 1000, 2)),
       joinSeconds: world.clusters.map((c) => round(c.managed.joinSeconds)),
+      waits: waitsOf(measured.milestones),
     };
   } finally {
     timeline.stop();

@@ -64,10 +64,14 @@ export function remoteTargets(remote: RemoteResult | undefined): Target[] {
 }
 
 function applyMarkdown(remote: RemoteResult): string[] {
-  const steps = new Set([
-    ...Object.keys(remote.local?.milestones ?? {}),
-    ...Object.keys(remote.remote?.milestones ?? {}),
-  ]);
+  const at = (step: string) =>
+    remote.remote?.milestones[step] ?? remote.local?.milestones[step] ?? Infinity;
+  const steps = [
+    ...new Set([
+      ...Object.keys(remote.local?.milestones ?? {}),
+      ...Object.keys(remote.remote?.milestones ?? {}),
+    ]),
+  ].sort((a, b) => at(a) - at(b));
   const lines = [
     '| Step (first seen, s after the create was answered) | Local Cell | Remote Cell |',
     '| --- | --- | --- |',
@@ -83,7 +87,7 @@ function applyMarkdown(remote: RemoteResult): string[] {
   );
   if (remote.remote)
     lines.push(
-      `The cell agent's interval: ${remote.remote.agentIntervalSeconds} s (KUBECELL_AGENT_INTERVAL_SECONDS as the delivered Deployment sets it, else the agent's default). Its passes ended at ${remote.remote.agentPasses.map((at) => `${at} s`).join(', ') || '–'} (relative to the create). OCM: lease ${remote.setup.ocm.leaseDurationSeconds} s, work agent status sync every ${remote.setup.ocm.statusSyncIntervalSeconds} s, cluster health check every ${remote.setup.ocm.clusterHealthCheckPeriodSeconds} s; managed clusters joined in ${remote.remote.joinSeconds.join(', ')} s.`,
+      `The cell agent's interval: ${remote.remote.agentIntervalSeconds} s (KUBECELL_AGENT_INTERVAL_SECONDS as the delivered Deployment sets it, else the agent's default). Its passes ended at ${remote.remote.agentPasses.map((at) => `${at} s`).join(', ') || '–'} (relative to the create). Waited for the agent's next pass (k3k served → sealed kubeconfig written): ${remote.remote.waits.forAgentPass ?? '–'} s; for the work agent's next status sync (written → fed back): ${remote.remote.waits.forStatusSync ?? '–'} s. OCM: lease ${remote.setup.ocm.leaseDurationSeconds} s, work agent status sync every ${remote.setup.ocm.statusSyncIntervalSeconds} s, cluster health check every ${remote.setup.ocm.clusterHealthCheckPeriodSeconds} s; managed clusters joined in ${remote.remote.joinSeconds.join(', ')} s.`,
       '',
     );
   return lines;
