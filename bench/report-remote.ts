@@ -148,9 +148,9 @@ function idleMarkdown(remote: RemoteResult): string[] {
 
 export function remoteMarkdown(remote: RemoteResult): string[] {
   return [
-    `## Remote Cells through OCM (issue 18) (${remote.date.slice(0, 16).replace('T', ' ')})`,
+    '## Remote Cells through OCM (issue 18)',
     '',
-    `Local: the hub is the Cell's cluster (simulated OCM, ${remote.setup.localNodes} Nodes). Remote: the real OCM hub and ${remote.setup.clusters} managed clusters joined by OCM's agents, ${remote.setup.nodesPerCluster} Nodes each, the cell agent run as delivered; k3k simulated on each cluster (poll every ${remote.setup.k3kIntervalMs} ms). Metacontroller with \`${remote.metacontrollerArgs.join(' ')}\`. KB = 1,000 bytes.${remote.errors.length ? ` Errors: ${remote.errors.join('; ')}.` : ''}${remote.hooksUncommitted.length ? ` The hook server ran with uncommitted changes under hooks/ (${remote.hooksUncommitted.length} files).` : ''}`,
+    `Measured ${remote.date.slice(0, 16).replace('T', ' ')} in ${Math.round(remote.totalSeconds)} s. Local: the hub is the Cell's cluster (simulated OCM, ${remote.setup.localNodes} Nodes). Remote: the real OCM hub and ${remote.setup.clusters} managed clusters joined by OCM's agents, ${remote.setup.nodesPerCluster} Nodes each, the cell agent run as delivered; k3k simulated on each cluster (poll every ${remote.setup.k3kIntervalMs} ms). Metacontroller with \`${remote.metacontrollerArgs.join(' ')}\`. KB = 1,000 bytes.${remote.errors.length ? ` Errors: ${remote.errors.join('; ')}.` : ''}${remote.hooksUncommitted.length ? ` The hook server ran with uncommitted changes under hooks/ (${remote.hooksUncommitted.length} files).` : ''}`,
     '',
     ...applyMarkdown(remote),
     ...idleMarkdown(remote),
