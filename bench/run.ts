@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: the KubeCell benchmark. Writes bench/results.json and bench/results.md.
  *
- *   npm run bench                         everything (about 40 minutes on 2 cores)
- *   npm run bench -- --only=http,scaling  some parts: http, scaling, apiserver, metacontroller, idle
+ *   npm run bench                         everything (about 50 minutes on 2 cores)
+ *   npm run bench -- --only=http,scaling  some parts: http, scaling, apiserver, metacontroller, idle,
+ *                                         remote
  *   npm run bench -- --quick              shorter runs and sizes, to try the harness
  *   npm run bench -- --only=idle          the idle cost (issue 14), at the issue's three points
  *   npm run bench -- --only=idle --idle-nodes=50,500 --idle-vcs=10,100
@@ -44,7 +45,7 @@
  *   remote          Cells on other clusters through the real OCM hub and agents (issue 18), in one
  *                   run: apply → Ready of one VirtualCluster on a local Cell and on a remote Cell,
  *                   then the idle cost of 2 Cells on 2 managed clusters (bench/remote.ts; about
- *                   13 minutes on 2 cores)
+ *                   9 minutes on 2 cores)
  *
  * Options of the remote part:
  *   --remote-nodes=50     Nodes on each managed cluster
