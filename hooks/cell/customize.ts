@@ -7,7 +7,7 @@ import type {
   RelatedResourceRule,
 } from '../metacontroller/protocol.js';
 import { AGENT_WORK_NAME } from '../remote/contract.js';
-import { MANIFEST_WORK_API_VERSION } from '../remote/feedback.js';
+import { MANIFEST_WORK_API_VERSION, MANIFEST_WORK_RESOURCE } from '../remote/feedback.js';
 import type { CellControllerConfig, NamespacedName } from './config.js';
 
 /**
@@ -41,7 +41,7 @@ export function cellRelatedResources(
 function agentWorkRule(clusterName: string): RelatedResourceRule {
   return {
     apiVersion: MANIFEST_WORK_API_VERSION,
-    resource: 'manifestworks',
+    resource: MANIFEST_WORK_RESOURCE,
     namespace: clusterName,
     names: [AGENT_WORK_NAME],
   };

@@ -15,8 +15,7 @@
  * - `CreateOnly` creates the object once and never updates it.
  */
 import type { KubernetesObject } from '../metacontroller/protocol.js';
-
-export const WORK_API_VERSION = 'work.open-cluster-management.io/v1';
+import { MANIFEST_WORK_API_VERSION, MANIFEST_WORK_KIND } from '../remote/feedback.js';
 
 export interface ResourceIdentifier {
   /** '' for the core group. */
@@ -45,8 +44,8 @@ export interface DeleteOption {
 }
 
 export interface ManifestWork extends KubernetesObject {
-  apiVersion: typeof WORK_API_VERSION;
-  kind: 'ManifestWork';
+  apiVersion: typeof MANIFEST_WORK_API_VERSION;
+  kind: typeof MANIFEST_WORK_KIND;
   spec: {
     workload: { manifests: KubernetesObject[] };
     deleteOption?: DeleteOption;
@@ -139,7 +138,7 @@ export function manifestWork(
   options: { deleteOption?: DeleteOption; manifestConfigs?: ManifestConfigOption[] },
 ): ManifestWork {
   return {
-    apiVersion: WORK_API_VERSION,
+    apiVersion: MANIFEST_WORK_API_VERSION,
     kind: 'ManifestWork',
     metadata,
     spec: {

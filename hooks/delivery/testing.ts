@@ -4,6 +4,11 @@ import { API_VERSION } from '../api/kinds.js';
 import type { Cell, VirtualCluster } from '../generated/types/index.js';
 import { TYPE_KEYS } from '../kube/objects.js';
 import {
+  MANIFEST_WORK_API_VERSION,
+  MANIFEST_WORK_RESOURCE,
+  MANIFEST_WORK_TYPE_KEY,
+} from '../remote/feedback.js';
+import {
   toObjectMap,
   type DecoratorSyncRequest,
   type KubernetesObject,
@@ -12,13 +17,12 @@ import {
 import { decoratorHookBody, type DecoratorHookBody } from '../metacontroller/testing.js';
 import { runSync, virtualCluster } from '../virtualcluster/testing.js';
 import { DEFAULT_DELIVERY_CONFIG, type DeliveryConfig } from './config.js';
-import { WORK_API_VERSION } from './manifest-work.js';
 
 export const NOW = new Date('2026-11-30T00:00:00Z');
 /** The managed cluster of the issue's two-cluster tests. */
 export const CLUSTER = 'cell-remote';
 export const CLUSTER_UID = '0b7d3f4e-2a61-4c1e-9d55-6f1e2a3b4c5d';
-export const WORK_KEY = `ManifestWork.${WORK_API_VERSION}`;
+export const WORK_KEY = MANIFEST_WORK_TYPE_KEY;
 /** A public key as the config carries it (any PEM text; the render does not parse it). */
 export const PUBLIC_KEY_PEM =
   '-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAfake\n-----END PUBLIC KEY-----\n';
@@ -241,8 +245,8 @@ export function deliveryController(): Record<string, unknown> {
       ],
       attachments: [
         {
-          apiVersion: WORK_API_VERSION,
-          resource: 'manifestworks',
+          apiVersion: MANIFEST_WORK_API_VERSION,
+          resource: MANIFEST_WORK_RESOURCE,
           updateStrategy: { method: 'InPlace' },
         },
       ],

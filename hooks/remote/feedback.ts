@@ -11,8 +11,11 @@ import { isJsonObject } from '../json/json.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 
 export const MANIFEST_WORK_API_VERSION = 'work.open-cluster-management.io/v1';
+export const MANIFEST_WORK_KIND = 'ManifestWork';
+/** The plural resource, as a related-resource rule names it. */
+export const MANIFEST_WORK_RESOURCE = 'manifestworks';
 /** The key of ManifestWorks in a Metacontroller request's related/children map. */
-export const MANIFEST_WORK_TYPE_KEY = `ManifestWork.${MANIFEST_WORK_API_VERSION}`;
+export const MANIFEST_WORK_TYPE_KEY = `${MANIFEST_WORK_KIND}.${MANIFEST_WORK_API_VERSION}`;
 
 export type ManifestWork = KubernetesObject & { spec?: unknown; status?: unknown };
 

@@ -44,7 +44,8 @@ import type {
 } from '../metacontroller/protocol.js';
 import { placementRelatedResources } from '../feasibility/related.js';
 import { virtualClusterWorkName } from '../remote/contract.js';
-import { snapshotWorkRef, WORK_API_VERSION, WORK_RESOURCE } from './manifestwork.js';
+import { MANIFEST_WORK_API_VERSION, MANIFEST_WORK_RESOURCE } from '../remote/feedback.js';
+import { snapshotWorkRef } from './manifestwork.js';
 import { k3kKubeconfigSecretName } from './names.js';
 
 export function virtualClusterRelatedResources(
@@ -56,7 +57,7 @@ export function virtualClusterRelatedResources(
   const namespace = vc.metadata.namespace ?? '';
   const placement = placementRelatedResources({ cellNamespace, cellName, className, namespace });
   const hostNamespace = { apiVersion: 'v1', resource: 'namespaces', names: [namespace] };
-  const work = { apiVersion: WORK_API_VERSION, resource: WORK_RESOURCE };
+  const work = { apiVersion: MANIFEST_WORK_API_VERSION, resource: MANIFEST_WORK_RESOURCE };
   const remote = snapshotWorkRef(vc.status?.resolved, vc.metadata.uid);
   if (remote !== undefined) {
     return [

@@ -17,16 +17,11 @@ import type { ObjectCondition } from '../kube/objects.js';
 import { virtualClusterWorkName } from '../remote/contract.js';
 import {
   MANIFEST_WORK_API_VERSION,
-  MANIFEST_WORK_TYPE_KEY,
+  MANIFEST_WORK_KIND,
   type ManifestWork,
 } from '../remote/feedback.js';
 
 export type { ManifestWork };
-export const WORK_API_VERSION = MANIFEST_WORK_API_VERSION;
-export const WORK_KIND = 'ManifestWork';
-export const WORK_RESOURCE = 'manifestworks';
-/** The key of ManifestWorks in a request's object maps. */
-export const WORK_TYPE = MANIFEST_WORK_TYPE_KEY;
 
 /** Whether the snapshot places the children through a ManifestWork (absent means Local). */
 export function deliveredByWork(resolved: ResolvedPlacement | undefined): boolean {
@@ -96,5 +91,5 @@ export function describeCondition(
 
 /** `status.cleanup`'s entry for the work. */
 export function workReference(ref: WorkRef): { apiVersion: string; kind: string; name: string } {
-  return { apiVersion: WORK_API_VERSION, kind: WORK_KIND, name: ref.name };
+  return { apiVersion: MANIFEST_WORK_API_VERSION, kind: MANIFEST_WORK_KIND, name: ref.name };
 }

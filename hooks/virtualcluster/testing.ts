@@ -20,7 +20,7 @@ import {
 } from '../metacontroller/protocol.js';
 import { DEFAULT_VIRTUALCLUSTER_CONFIG, type VirtualClusterConfig } from './config.js';
 import { sealFor } from '../remote/sealing.js';
-import { WORK_TYPE } from './manifestwork.js';
+import { MANIFEST_WORK_TYPE_KEY } from '../remote/feedback.js';
 import { CHILD_TYPES, type SecretObject } from './observe.js';
 import { syncVirtualCluster } from './sync.js';
 
@@ -243,7 +243,7 @@ const RELATED_GROUPS = [
   TYPE_KEYS.virtualCluster,
   TYPE_KEYS.secret,
   TYPE_KEYS.namespace,
-  WORK_TYPE,
+  MANIFEST_WORK_TYPE_KEY,
 ];
 const CHILD_GROUPS = Object.values(CHILD_TYPES);
 
