@@ -7,9 +7,12 @@
  * the same). Then the works that depend on it are kept as observed, never dropped.
  */
 import type { Cell, VirtualCluster } from '../generated/types/index.js';
-import { isJsonObject } from '../json/json.js';
 import { TYPE_KEYS } from '../kube/objects.js';
-import { listObjects, type KubernetesObject, type ObjectMap } from '../metacontroller/protocol.js';
+import {
+  observedGroup,
+  type KubernetesObject,
+  type ObjectMap,
+} from '../metacontroller/protocol.js';
 import type { DeliveryConfig } from './config.js';
 
 export interface DeliveryObservation {
@@ -21,11 +24,6 @@ export interface DeliveryObservation {
   virtualClusters?: VirtualCluster[];
   /** The observed works, by `namespace/name`. */
   works: Map<string, KubernetesObject>;
-}
-
-/** The objects of one group, or undefined when Metacontroller sent no such group. */
-function observed<T extends KubernetesObject>(map: ObjectMap, type: string): T[] | undefined {
-  return map[type] == null ? undefined : listObjects<T>(map, type).filter(isJsonObject);
 }
 
 /** Whether `cell` delivers to the ManagedCluster `clusterName` through ManifestWorks. */
@@ -44,13 +42,13 @@ export function observeDelivery(
   config: Pick<DeliveryConfig, 'controllerNamespace'>,
 ): DeliveryObservation {
   const clusterName = parent.metadata.name;
-  const cells = observed<Cell>(related, TYPE_KEYS.cell)?.filter((cell) =>
+  const cells = observedGroup<Cell>(related, TYPE_KEYS.cell)?.filter((cell) =>
     deliversTo(cell, clusterName, config.controllerNamespace),
   );
-  const virtualClusters = observed<VirtualCluster>(related, TYPE_KEYS.virtualCluster);
+  const virtualClusters = observedGroup<VirtualCluster>(related, TYPE_KEYS.virtualCluster);
   const works = new Map<string, KubernetesObject>();
   for (const type of Object.keys(attachments).sort()) {
-    for (const work of observed(attachments, type) ?? []) {
+    for (const work of observedGroup(attachments, type) ?? []) {
       works.set(`${work.metadata.namespace ?? ''}/${work.metadata.name}`, work);
     }
   }

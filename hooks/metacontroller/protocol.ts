@@ -25,6 +25,7 @@
  * why this module defines its own small object type instead of the
  * `@kubernetes/client-node` models (those model timestamps as `Date`).
  */
+import { isJsonObject } from '../json/json.js';
 
 /** A value or a promise of it: hook handlers may be synchronous or async. */
 export type Awaitable<T> = T | Promise<T>;
@@ -257,6 +258,18 @@ export function listObjects<T extends KubernetesObject = KubernetesObject>(
   return Object.keys(group)
     .sort(compareStrings)
     .map((key) => group[key] as T);
+}
+
+/**
+ * The objects of one group, or undefined when Metacontroller sent no such group at all: a source
+ * that was not observed is not the same as one observed and empty.
+ */
+export function observedGroup<T extends KubernetesObject = KubernetesObject>(
+  map: ObjectMap,
+  type: string,
+): T[] | undefined {
+  if (map[type] === undefined || map[type] === null) return undefined;
+  return listObjects<T>(map, type).filter(isJsonObject);
 }
 
 /** One object by type and name (and namespace for namespaced objects), if observed. */

@@ -17,7 +17,7 @@ import { TYPE_KEYS, type Namespace, type ObjectCondition } from '../kube/objects
 import { isJsonObject } from '../json/json.js';
 import {
   findObject,
-  listObjects,
+  observedGroup,
   type KubernetesObject,
   type ObjectMap,
 } from '../metacontroller/protocol.js';
@@ -25,7 +25,8 @@ import type { VirtualClusterConfig } from './config.js';
 import { specString } from './customize.js';
 import { virtualClusterWorkName } from '../remote/contract.js';
 import type { WorkCleanup } from './cleanup.js';
-import { findWork, snapshotWorkRef, WORK_TYPE, type ManifestWork } from './manifestwork.js';
+import { MANIFEST_WORK_TYPE_KEY } from '../remote/feedback.js';
+import { findWork, snapshotWorkRef, type ManifestWork } from './manifestwork.js';
 import { childNames, k3kKubeconfigSecretName, type ChildNames } from './names.js';
 
 /** Outer keys of the children map, in the order children are rendered and reported. */
@@ -93,11 +94,6 @@ export interface VirtualClusterObservation {
   children: ObservedChildren;
 }
 
-function group<T extends KubernetesObject>(map: ObjectMap, key: string): T[] | undefined {
-  if (map[key] === undefined || map[key] === null) return undefined;
-  return listObjects<T>(map, key).filter(isJsonObject);
-}
-
 export function observeVirtualCluster(
   vc: VirtualCluster,
   related: ObjectMap,
@@ -130,15 +126,16 @@ function observeRelated(
   { cellName, className, namespace }: ObservedRefs,
   cellNamespace: string,
 ): Omit<VirtualClusterObservation, keyof ObservedRefs | 'children'> {
-  const cells = group<Cell>(related, TYPE_KEYS.cell);
+  const cells = observedGroup<Cell>(related, TYPE_KEYS.cell);
   const cell = cells?.find(
     (c) => c.metadata?.name === cellName && c.metadata.namespace === cellNamespace,
   );
-  const virtualNodeClass = group<VirtualNodeClass>(related, TYPE_KEYS.virtualNodeClass)?.find(
-    (c) => c.metadata?.name === className,
-  );
+  const virtualNodeClass = observedGroup<VirtualNodeClass>(
+    related,
+    TYPE_KEYS.virtualNodeClass,
+  )?.find((c) => c.metadata?.name === className);
   const virtualClusters = neighbours(vc, related, namespace);
-  const hostNamespace = group<Namespace>(related, TYPE_KEYS.namespace)?.find(
+  const hostNamespace = observedGroup<Namespace>(related, TYPE_KEYS.namespace)?.find(
     (ns) => ns.metadata?.name === namespace,
   );
   const k3kKubeconfig = findObject<SecretObject>(
@@ -165,7 +162,9 @@ function observeRelated(
  */
 export function observeWorks(vc: VirtualCluster, related: ObjectMap): ManifestWork[] | undefined {
   const name = virtualClusterWorkName(vc.metadata.uid ?? '');
-  return group<ManifestWork>(related, WORK_TYPE)?.filter((work) => work.metadata?.name === name);
+  return observedGroup<ManifestWork>(related, MANIFEST_WORK_TYPE_KEY)?.filter(
+    (work) => work.metadata?.name === name,
+  );
 }
 
 /**
@@ -189,7 +188,7 @@ function neighbours(
   related: ObjectMap,
   namespace: string,
 ): VirtualCluster[] | undefined {
-  return group<VirtualCluster>(related, TYPE_KEYS.virtualCluster)?.filter(
+  return observedGroup<VirtualCluster>(related, TYPE_KEYS.virtualCluster)?.filter(
     (other) => !isSelf(vc, other) && other.metadata?.namespace === namespace,
   );
 }
@@ -211,7 +210,7 @@ function observeChildren(
 ): ObservedChildren {
   const all: KubernetesObject[] = [];
   for (const type of Object.keys(children).sort()) {
-    all.push(...(group<KubernetesObject>(children, type) ?? []));
+    all.push(...(observedGroup<KubernetesObject>(children, type) ?? []));
   }
   const child = <T extends KubernetesObject>(role: ChildRole, name: string): T | undefined => {
     const found = findObject<T>(children, CHILD_TYPES[role], name, namespace);
