@@ -73,22 +73,6 @@ export function workCondition(work: ManifestWork, type: string): ObjectCondition
   );
 }
 
-/** "Applied=False (Reason: message)" of a condition, or that the work does not report it. */
-export function describeCondition(
-  type: string,
-  condition: ObjectCondition | undefined,
-  echo: (text: string) => string,
-): string {
-  if (condition === undefined) return `no ${type} condition`;
-  const reason =
-    typeof condition.reason === 'string' && condition.reason !== '' ? condition.reason : '';
-  const message =
-    typeof condition.message === 'string' && condition.message !== ''
-      ? `: ${echo(condition.message)}`
-      : '';
-  return `${type}=${echo(condition.status)}${reason === '' ? '' : ` (${echo(reason)}${message})`}`;
-}
-
 /** `status.cleanup`'s entry for the work. */
 export function workReference(ref: WorkRef): { apiVersion: string; kind: string; name: string } {
   return { apiVersion: MANIFEST_WORK_API_VERSION, kind: MANIFEST_WORK_KIND, name: ref.name };

@@ -15,12 +15,17 @@
 import { echo } from '../json/echo.js';
 import { verdict } from '../status/conditions.js';
 import type { ChildrenState } from './assess.js';
-import { describeCondition } from './manifestwork.js';
 import type { VirtualClusterObservation } from './observe.js';
 import { REASONS } from './reasons.js';
 import type { RemoteState } from './remote.js';
 import type { Rendering, SecretPlan } from './render.js';
-import { k3kReadyCondition, missingChildren, listedChildren, type Verdict } from './status.js';
+import {
+  describeCondition,
+  k3kReadyCondition,
+  missingChildren,
+  listedChildren,
+  type Verdict,
+} from './status.js';
 
 type Words = [status: Verdict['status'], reason: string, message: string];
 

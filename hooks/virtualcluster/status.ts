@@ -16,6 +16,7 @@ import { findCondition, verdict, type ConditionVerdict } from '../status/conditi
 import type { Assessment, ChildrenState } from './assess.js';
 import { endpointUrl } from './kubeconfig.js';
 import type { ChildNames } from './names.js';
+import type { ObjectCondition } from '../kube/objects.js';
 import type { K3kCluster, VirtualClusterObservation } from './observe.js';
 import {
   REASONS,
@@ -158,6 +159,22 @@ export function missingChildren(
 /** `Kind name, Kind name` of the objects, for messages. */
 export const listedChildren = listed;
 
+/** "Ready=False (Reason: message)" of a condition, or that the object does not report it. */
+export function describeCondition(
+  type: string,
+  condition: ObjectCondition | undefined,
+  echo: (text: string) => string,
+): string {
+  if (condition === undefined) return `no ${type} condition`;
+  const reason =
+    typeof condition.reason === 'string' && condition.reason !== '' ? condition.reason : '';
+  const message =
+    typeof condition.message === 'string' && condition.message !== ''
+      ? `: ${echo(condition.message)}`
+      : '';
+  return `${type}=${echo(condition.status)}${reason === '' ? '' : ` (${echo(reason)}${message})`}`;
+}
+
 // --- K3kReady ---
 
 /** k3k's Ready condition when present (it is authoritative), else its phase. */
@@ -174,9 +191,7 @@ export function k3kReadyCondition(cluster: K3kCluster | undefined, resolved: boo
   const isReady = k3kReady !== undefined ? k3kReady.status === 'True' : phase === 'Ready';
   const detail = [
     `phase ${phase ?? '(none)'}`,
-    k3kReady === undefined
-      ? 'no Ready condition'
-      : `Ready=${k3kReady.status}${k3kReady.reason ? ` (${k3kReady.reason}${k3kReady.message ? `: ${k3kReady.message}` : ''})` : ''}`,
+    describeCondition('Ready', k3kReady, (text) => text),
   ].join(', ');
   return isReady
     ? ready('True', REASONS.K3kReady, `k3k reports the Cluster ready: ${detail}.`)
