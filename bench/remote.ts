@@ -26,7 +26,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { virtualClusterWorkName } from '../hooks/remote/contract.js';
-import { upstreamCrdFiles } from '../test/cluster/crds.js';
+import { k3kCrdFiles } from '../test/cluster/crds.js';
 import { startKubeCellStack, type KubeCellStack } from '../test/cluster/kubecell-stack.js';
 import { startOcmManagedCluster, type OcmManagedCluster } from '../test/cluster/ocm.js';
 import type { ManagedProcess } from '../test/cluster/processes.js';
@@ -239,7 +239,7 @@ async function joinCluster(
       : await startOcmManagedCluster(stack.ocm!.hub, {
           name,
           ...options.ocm,
-          extraCrdFiles: upstreamCrdFiles().filter((file) => /k3k\.io_/.test(file)),
+          extraCrdFiles: k3kCrdFiles(),
           log: (line) => options.log(`  ${name}: ${line}`),
         });
   const simulation = await startSimulation(managed.cluster.kubeconfigPath, {
@@ -294,7 +294,7 @@ async function startRemoteWorld(options: RemoteOptions): Promise<RemoteWorld> {
     ocmManagedCluster: {
       name: managedClusterName(0),
       ...options.ocm,
-      extraCrdFiles: upstreamCrdFiles().filter((file) => /k3k\.io_/.test(file)),
+      extraCrdFiles: k3kCrdFiles(),
     },
     hookServerEnv: { KUBECELL_SEALING_KEY_FILE: writeSealingKey(workDir) },
     log: (line) => options.log(`  hub stack: ${line}`),

@@ -8,8 +8,8 @@
 //                     ManifestWork bound to cell-remote, a VirtualNodeClass and a VirtualCluster
 //                     placed on that Cell (remoteSample())
 //   agent/            the ConfigMaps the cell agent mounts, projected into files
-import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { writeSealingKey } from '../../test/cluster/certs.js';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { API_VERSION } from '../../hooks/api/kinds.js';
@@ -106,10 +106,7 @@ export function writeRemoteFiles(localDir: string): RemoteFiles {
   // A fresh directory: files of an earlier run (its key) are not reused.
   rmSync(files.dir, { recursive: true, force: true });
   mkdirSync(files.dir, { recursive: true, mode: 0o700 });
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
-  writeFileSync(files.sealingKeyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), {
-    mode: 0o600,
-  });
+  writeSealingKey(files.sealingKeyFile);
   writeFileSync(files.sampleFile, sampleYaml());
   return files;
 }

@@ -11,7 +11,7 @@
 //                         (cell-agent-runner.ts)
 import { chmodSync, copyFileSync } from 'node:fs';
 import type { KubeCellStack, KubeCellStackOptions } from '../../test/cluster/kubecell-stack.js';
-import { upstreamCrdFiles } from '../../test/cluster/crds.js';
+import { k3kCrdFiles } from '../../test/cluster/crds.js';
 import type { OcmManagedCluster } from '../../test/cluster/ocm.js';
 import type { ManagedProcess } from '../../test/cluster/processes.js';
 import { KubeClient, startSimulation, type Simulation } from '../../test/simulate/index.js';
@@ -35,7 +35,7 @@ export function remoteStackOptions(
     ocmManagedCluster: {
       name: REMOTE_CLUSTER_NAME,
       // The k3k Cluster of each VirtualCluster's work must have its CRD there before it applies.
-      extraCrdFiles: upstreamCrdFiles().filter((file) => /k3k\.io_/.test(file)),
+      extraCrdFiles: k3kCrdFiles(),
       log: (line) => log(`[${REMOTE_CLUSTER_NAME}] ${line}`),
     },
     hookServerEnv: { KUBECELL_SEALING_KEY_FILE: files.sealingKeyFile },

@@ -1,6 +1,6 @@
 // Certificates and keys for the local control plane, made with the openssl CLI (Node's crypto
 // can create keys but not X.509 certificates). ECDSA P-256 keys keep generation fast.
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runCommandOrThrow } from './processes.js';
@@ -160,4 +160,10 @@ export async function createServiceAccountKeys(dir: string): Promise<ServiceAcco
   );
   await openssl(['pkey', '-in', privateKeyFile, '-pubout', '-out', publicKeyFile], dir);
   return { privateKeyFile, publicKeyFile };
+}
+
+/** A fresh RSA-3072 private key (PKCS #8 PEM, mode 0600): the hub's sealing key for the hook server. */
+export function writeSealingKey(file: string): void {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
+  writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
 }

@@ -19,6 +19,14 @@ export function upstreamCrdFiles(): string[] {
   return verifiedFiles(verifyUpstreamInputs(), 'crd');
 }
 
+/**
+ * k3k's pinned CRD files: what a managed cluster needs before OCM's work agent can apply the k3k
+ * Cluster of a VirtualCluster's ManifestWork.
+ */
+export function k3kCrdFiles(): string[] {
+  return upstreamCrdFiles().filter((file) => /k3k\.io_/.test(file));
+}
+
 /** metadata.name of every CustomResourceDefinition in a (multi-document) YAML file. */
 export function crdNamesIn(file: string): string[] {
   const names: string[] = [];

@@ -6,7 +6,6 @@
 // Deployment the hub delivered by ManifestWork says (its command, arguments and environment,
 // its ServiceAccount's token, its mounted public key). The hub's components only ever get the
 // hub's kubeconfig (stack.hubComponentKubeconfigs).
-import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,7 +16,8 @@ import {
   type DeliveredPod,
 } from '../../../scripts/local/delivered-pod.js';
 import { AGENT_NAME, AGENT_NAMESPACE } from '../../../hooks/remote/contract.js';
-import { upstreamCrdFiles } from '../crds.js';
+import { writeSealingKey as writeSealingKeyFile } from '../certs.js';
+import { k3kCrdFiles } from '../crds.js';
 import { startKubeCellStack, type KubeCellStack } from '../kubecell-stack.js';
 import type { OcmManagedCluster } from '../ocm.js';
 import { repoRoot } from '../paths.js';
@@ -49,9 +49,8 @@ export interface RemoteWorld {
 
 /** A fresh RSA key pair for sealing; the private key goes to the hook server as a file. */
 export function writeSealingKey(workDir: string): string {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
   const file = path.join(workDir, 'sealing-key.pem');
-  writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  writeSealingKeyFile(file);
   return file;
 }
 
@@ -66,7 +65,7 @@ export async function startRemoteWorld(
     ocmManagedCluster: {
       name: MANAGED_CLUSTER,
       leaseDurationSeconds: options.leaseDurationSeconds ?? 2,
-      extraCrdFiles: upstreamCrdFiles().filter((file) => /k3k\.io_/.test(file)),
+      extraCrdFiles: k3kCrdFiles(),
     },
     hookServerEnv: { KUBECELL_SEALING_KEY_FILE: writeSealingKey(workDir) },
   });
