@@ -100,7 +100,7 @@ describe('VirtualCluster hooks over HTTP', function () {
       .at(0);
     const text = Buffer.from(secret?.data['kubeconfig.yaml'] ?? '', 'base64').toString('utf8');
     expect(text).to.contain(
-      `server: https://${first.body.status.resolved.endpointAddress}:30777\n`,
+      `server: "https://${first.body.status.resolved.endpointAddress}:30777"\n`,
     );
     expect(second.body.status.endpoint.port).to.equal(30777);
   });

@@ -151,12 +151,24 @@ describe('kubeconfig allowlist', () => {
     expect(Buffer.byteLength(atLimit)).to.equal(MAX_KUBECONFIG_BYTES);
     expect(rewriteKubeconfigServer(atLimit, URL).ok).to.equal(true);
 
-    // A longer server would take it over the limit: refused, or the published Secret could not
-    // pass the check it is held to afterwards.
-    const longer = rewriteKubeconfigServer(atLimit, `${URL}/${'x'.repeat(20)}`);
+    // Written anew, a kubeconfig whose values fill the limit would be over it with a longer
+    // server: refused, or the published Secret could not pass the check it is held to.
+    const withCa = (groups: number) =>
+      K3K_KUBECONFIG.replace(
+        /certificate-authority-data: \S+/,
+        `certificate-authority-data: ${'QUJD'.repeat(groups)}`,
+      );
+    const written = (groups: number) => {
+      const result = rewriteKubeconfigServer(withCa(groups), URL);
+      return result.ok ? Buffer.byteLength(result.text) : Infinity;
+    };
+    let groups = Math.floor((MAX_KUBECONFIG_BYTES - written(1)) / 4);
+    while (written(groups) > MAX_KUBECONFIG_BYTES) groups -= 1;
+    const longerServer = URL.replace('10.0.12.7', 'a-longer-name.example');
+    const longer = rewriteKubeconfigServer(withCa(groups), longerServer);
     expect(longer).to.deep.include({ ok: false, refusal: 'rejected' });
     expect(longer.ok || longer.problem).to.match(
-      /^with the endpoint as its server, it is 65557 bytes/,
+      /^with the endpoint as its server, it is 655\d\d bytes/,
     );
 
     const before = kubeconfigMemoStats();

@@ -12,9 +12,12 @@
  *   users[].name, users[].user.{client-certificate-data, client-key-data, token}
  *   contexts[].name, contexts[].context.{cluster, user, namespace}
  *
- * Every value is a string (or the list or map above). Anything else is refused, and so are YAML
- * anchors, aliases, explicit tags and duplicate keys: kubectl reads the text with another YAML
- * parser (go-yaml, which honours merge keys), and these are where two parsers can disagree.
+ * Every value is a string of the kind its field takes (VALUE_PATTERNS: base64, a name, a DNS
+ * name, a token of visible ASCII, ...), or the list or map above. Anything else is refused, and
+ * so are YAML anchors, aliases, explicit tags and duplicate keys: kubectl reads the text with
+ * another YAML parser (go-yaml, which honours merge keys), and these are where two parsers can
+ * disagree. What passes is not published as it is: kubeconfig.ts writes a new document from
+ * these values alone.
  *
  * A violation names the field's path (`users[0].user.exec`), never its value. A key is named
  * only when it is a kubeconfig field name; any other key (which could be anything, key material
@@ -36,30 +39,69 @@ export const ALLOWED_KUBECONFIG_FIELDS =
   'contexts[].context.{cluster, user, namespace}, names, apiVersion, kind, current-context ' +
   'and an empty preferences';
 
-type Shape = 'string' | { map: Readonly<Record<string, Shape>> } | { list: Shape };
+/**
+ * What a value may hold. Each is plain printable ASCII, so the published text reads the same to
+ * every YAML parser; none can carry a line break, a quote that ends its scalar early, or a
+ * character kubeconfig-characters.ts refuses.
+ */
+type ValueKind = 'name' | 'base64' | 'token' | 'host' | 'label' | 'url' | 'apiVersion' | 'kind';
 
-const STRING = 'string';
+type Shape = { value: ValueKind } | { map: Readonly<Record<string, Shape>> } | { list: Shape };
+
+const VALUE_PATTERNS: Readonly<Record<ValueKind, RegExp>> = {
+  // clientcmd names: k3k writes `default`; allow the characters kubectl's own names use.
+  name: /^[A-Za-z0-9][A-Za-z0-9._@:/-]{0,252}$/,
+  // encoding/json's []byte: standard base64, no line breaks.
+  base64: /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/,
+  // A bearer token: visible ASCII, no space (RFC 6750 b64token is a subset).
+  token: /^[\x21-\x7e]{1,8192}$/,
+  // tls-server-name: a DNS name (SNI carries no IP address, RFC 6066 § 3).
+  host: /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/,
+  // A namespace: a DNS-1123 label.
+  label: /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/,
+  // k3k's server before KubeCell replaces it: an http(s) URL in visible ASCII.
+  url: /^https?:\/\/[\x21-\x7e]{1,2040}$/,
+  apiVersion: /^v1$/,
+  kind: /^Config$/,
+};
+
+const VALUE_WORDING: Readonly<Record<ValueKind, string>> = {
+  name: 'must be a name of letters, digits and . _ @ : / - (at most 253)',
+  base64: 'must be standard base64 on one line',
+  token: 'must be visible ASCII without spaces',
+  host: 'must be a lowercase DNS name',
+  label: 'must be a DNS-1123 label',
+  url: 'must be an http or https URL in visible ASCII',
+  apiVersion: 'must be v1',
+  kind: 'must be Config',
+};
+
+const value = (kind: ValueKind): Shape => ({ value: kind });
 const NAMED = (field: string, fields: Record<string, Shape>): Shape => ({
-  list: { map: { name: STRING, [field]: { map: fields } } },
+  list: { map: { name: value('name'), [field]: { map: fields } } },
 });
 
 const KUBECONFIG: Shape = {
   map: {
-    apiVersion: STRING,
-    kind: STRING,
-    'current-context': STRING,
+    apiVersion: value('apiVersion'),
+    kind: value('kind'),
+    'current-context': value('name'),
     preferences: { map: {} },
     clusters: NAMED('cluster', {
-      server: STRING,
-      'certificate-authority-data': STRING,
-      'tls-server-name': STRING,
+      server: value('url'),
+      'certificate-authority-data': value('base64'),
+      'tls-server-name': value('host'),
     }),
     users: NAMED('user', {
-      'client-certificate-data': STRING,
-      'client-key-data': STRING,
-      token: STRING,
+      'client-certificate-data': value('base64'),
+      'client-key-data': value('base64'),
+      token: value('token'),
     }),
-    contexts: NAMED('context', { cluster: STRING, user: STRING, namespace: STRING }),
+    contexts: NAMED('context', {
+      cluster: value('name'),
+      user: value('name'),
+      namespace: value('label'),
+    }),
   },
 };
 
@@ -115,6 +157,7 @@ const KUBECONFIG_FIELD_NAMES: ReadonlySet<string> = new Set([
 export type ViolationKind =
   | 'notAllowed'
   | 'notString'
+  | ValueKind
   | 'notMap'
   | 'notList'
   | 'duplicate'
@@ -139,6 +182,7 @@ const WORDING: Record<ViolationKind, string> = {
   alias: 'is a YAML alias',
   anchor: 'has a YAML anchor',
   tag: 'has an explicit YAML tag',
+  ...VALUE_WORDING,
 };
 
 /** `users[0].user.exec is not allowed`. */
@@ -179,9 +223,11 @@ function walk(
     if (node.anchor) found.push({ path: here, kind: 'anchor' });
     if (node.tag) found.push({ path: here, kind: 'tag' });
   }
-  if (shape === STRING) {
+  if ('value' in shape) {
     if (!isScalar(node) || typeof node.value !== 'string')
       found.push({ path: here, kind: 'notString' });
+    else if (!VALUE_PATTERNS[shape.value].test(node.value))
+      found.push({ path: here, kind: shape.value });
     return;
   }
   if ('list' in shape) {

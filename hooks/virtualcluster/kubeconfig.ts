@@ -1,29 +1,33 @@
 /**
- * The published admin kubeconfig: k3k's own (`k3k-<name>-kubeconfig`, key `kubeconfig.yaml`,
- * whose server is k3k's in-cluster Service) with the server of every cluster entry rewritten
- * to the NodePort endpoint `https://<endpoint.address>:<endpoint.port>`.
+ * The published admin kubeconfig: written by KubeCell from the allowlisted values of k3k's own
+ * (`k3k-<name>-kubeconfig`, key `kubeconfig.yaml`, whose server is k3k's in-cluster Service),
+ * with the server of every cluster entry set to the NodePort endpoint
+ * `https://<endpoint.address>:<endpoint.port>`.
  *
- * k3k's kubeconfig is not trusted: one over 64 KiB is refused before it is parsed, and one that
- * holds anything an admin kubeconfig does not need (an `exec` command, an `auth-provider`, a
- * `proxy-url`, file paths, ...; see kubeconfig-policy.ts) is refused with the path of the field.
- * A refusal never quotes the text: a YAML error is reported by its kind and position only.
+ * k3k's kubeconfig is not trusted: one over 64 KiB is refused before it is parsed; one holding
+ * a character two YAML parsers read differently (kubeconfig-characters.ts: U+0085, U+2028,
+ * U+2029, a lone CR, control characters) is refused naming its position; one holding anything
+ * an admin kubeconfig does not need (an `exec` command, an `auth-provider`, a `proxy-url`, file
+ * paths, ...) or a value of the wrong form (kubeconfig-policy.ts) is refused with the path of
+ * the field. A refusal never quotes the text: a YAML error is reported by its kind and position.
  *
- * What is published is k3k's text, byte for byte, but for the servers: the document is parsed
- * with the `yaml` package only to locate each `clusters[].cluster.server` scalar in the source
- * text, and the new value is spliced in at exactly that range, in the scalar's own quoting
- * style. Comments, key order, indentation and the certificates are the original bytes. The
- * result is parsed again and compared with the original (only the servers may differ); any
- * doubt and the rewrite is refused rather than publishing a credential that was altered
- * unexpectedly.
+ * What passes is never published as k3k's bytes (issue 23, finding 1: bytes one parser read as
+ * a single string became an exec command to another): the allowlisted values are copied into a
+ * new document in a fixed field order and serialised by the `yaml` package with every string
+ * double-quoted, so the text holds only printable ASCII and reads the same to go-yaml (kubectl)
+ * as to KubeCell, YAML 1.1 and 1.2 alike. Certificates, keys and tokens keep their values, not
+ * their formatting; comments are dropped.
  */
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Scalar } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import { memoiseByText, stringBytes, type TextMemoStats } from '../memo/bounded-memo.js';
+import { describeForbiddenCharacter, firstForbiddenCharacter } from './kubeconfig-characters.js';
 import {
   ALLOWED_KUBECONFIG_FIELDS,
   describeViolations,
   kubeconfigViolations,
   MAX_KUBECONFIG_BYTES,
 } from './kubeconfig-policy.js';
+import { writeKubeconfig, type AllowedKubeconfig } from './kubeconfig-document.js';
 
 /**
  * Why a kubeconfig is not published: `invalid` when it is not a kubeconfig that can be read
@@ -71,14 +75,39 @@ function tooLarge(text: string): { ok: false; refusal: 'rejected'; problem: stri
 }
 
 /**
- * Rewrites the server of every cluster entry of a kubeconfig to `server`, or says why it is not
- * published. Every resync of a VirtualCluster asks again for the same text and server, so the
- * answer is remembered (by the sha256 of the text, within REWRITE_MEMO_BYTES).
+ * An endpoint URL as endpointUrl writes it: https, an IPv4 address, a bracketed IPv6 address or
+ * a DNS name, and a port; nothing a YAML or URL parser could read as more (issue 23, finding 2).
+ */
+const ENDPOINT_URL = /^https:\/\/(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/;
+
+/**
+ * A kubeconfig written anew from the allowlisted values of `source`, with `server` as the
+ * server of every cluster entry, or why it is not published. Every resync of a VirtualCluster
+ * asks again for the same text and server, so the answer is remembered (by the sha256 of the
+ * text, within REWRITE_MEMO_BYTES).
  */
 export function rewriteKubeconfigServer(source: string, server: string): RewriteResult {
+  if (!ENDPOINT_URL.test(server) || server.length > MAX_SERVER_LENGTH) {
+    return {
+      ok: false,
+      refusal: 'rejected',
+      problem: 'the endpoint is not an https URL of an IP address or DNS name and a port',
+    };
+  }
   if (oversized(source)) return tooLarge(source);
   // A server URL holds no newline, so the key splits back unambiguously.
   return rewriteMemo(`${server}\n${source}`);
+}
+
+/**
+ * A published kubeconfig written anew as rewriteKubeconfigServer writes one, each server kept:
+ * what a kept Secret is published as, so that one written by k3k's bytes (a release before
+ * issue 23) is replaced by KubeCell's text of the same values.
+ */
+export function canonicalKubeconfig(source: string): RewriteResult {
+  if (oversized(source)) return tooLarge(source);
+  // An empty server (no URL is empty) keeps each entry's own.
+  return rewriteMemo(`\n${source}`);
 }
 
 const rewriteMemo = memoiseByText(
@@ -90,7 +119,8 @@ const rewriteMemo = memoiseByText(
   },
   (key) => {
     const split = key.indexOf('\n');
-    return Object.freeze(rewriteUncached(key.slice(split + 1), key.slice(0, split)));
+    const server = key.slice(0, split);
+    return Object.freeze(rewriteUncached(key.slice(split + 1), server === '' ? undefined : server));
   },
 );
 
@@ -100,15 +130,23 @@ export function kubeconfigMemoStats(): { rewrite: TextMemoStats; check: TextMemo
 }
 
 type Parsed =
-  | { ok: true; document: ReturnType<typeof parseDocument> }
+  | { ok: true; config: AllowedKubeconfig }
   | { ok: false; refusal: KubeconfigRefusal; problem: string };
 
 /**
- * Parses a kubeconfig and checks it against the allowlist. A YAML error is reported by its kind
- * and position only: the `yaml` package's message quotes the source line, and the line may be
- * a private key.
+ * Reads a kubeconfig and checks it: characters, YAML, clusters with servers, the allowlist. A
+ * YAML error is reported by its kind and position only: the `yaml` package's message quotes the
+ * source line, and the line may be a private key.
  */
 function parseKubeconfig(source: string): Parsed {
+  const forbidden = firstForbiddenCharacter(source);
+  if (forbidden !== undefined) {
+    return {
+      ok: false,
+      refusal: 'rejected',
+      problem: `it holds ${describeForbiddenCharacter(forbidden)}, which kubectl's YAML parser reads differently (a kubeconfig holds no control character, U+0085, U+2028 or U+2029)`,
+    };
+  }
   const lines = new LineCounter();
   const document = parseDocument(source, { uniqueKeys: false, lineCounter: lines });
   const error = document.errors[0];
@@ -117,24 +155,8 @@ function parseKubeconfig(source: string): Parsed {
     const where = position ? ` at line ${position.line}, column ${position.col}` : '';
     return { ok: false, refusal: 'invalid', problem: `not valid YAML (${error.code}${where})` };
   }
-  const clusters = isMap(document.contents) ? document.contents.get('clusters', true) : undefined;
-  if (!isSeq(clusters)) {
-    return { ok: false, refusal: 'invalid', problem: 'it has no clusters list' };
-  }
-  if (clusters.items.length === 0) {
-    return { ok: false, refusal: 'invalid', problem: 'its clusters list is empty' };
-  }
-  for (const item of clusters.items) {
-    const cluster = isMap(item) ? item.get('cluster', true) : undefined;
-    const serverNode = isMap(cluster) ? cluster.get('server', true) : undefined;
-    if (!isScalar(serverNode) || typeof serverNode.value !== 'string' || !serverNode.range) {
-      return {
-        ok: false,
-        refusal: 'invalid',
-        problem: 'a clusters[] entry has no cluster.server string',
-      };
-    }
-  }
+  const missing = missingServers(document);
+  if (missing !== undefined) return { ok: false, refusal: 'invalid', problem: missing };
   const violations = kubeconfigViolations(document, lines);
   if (violations.length > 0) {
     return {
@@ -143,47 +165,40 @@ function parseKubeconfig(source: string): Parsed {
       problem: `${describeViolations(violations)} (a published admin kubeconfig holds only ${ALLOWED_KUBECONFIG_FIELDS})`,
     };
   }
-  return { ok: true, document };
+  // The allowlist admits only strings, lists and maps of known fields: this is their shape.
+  return { ok: true, config: document.toJS() as AllowedKubeconfig };
 }
 
-function rewriteUncached(source: string, server: string): RewriteResult {
+/** Why a document is no kubeconfig a server can be set in, if it is not. */
+function missingServers(document: Document): string | undefined {
+  const clusters = isMap(document.contents) ? document.contents.get('clusters', true) : undefined;
+  if (!isSeq(clusters)) return 'it has no clusters list';
+  if (clusters.items.length === 0) return 'its clusters list is empty';
+  for (const item of clusters.items) {
+    const cluster = isMap(item) ? item.get('cluster', true) : undefined;
+    const server = isMap(cluster) ? cluster.get('server', true) : undefined;
+    if (!isScalar(server) || typeof server.value !== 'string') {
+      return 'a clusters[] entry has no cluster.server string';
+    }
+  }
+  return undefined;
+}
+
+/** A kubeconfig written anew from `source`'s values, `server` in every cluster entry. */
+function rewriteUncached(source: string, server: string | undefined): RewriteResult {
   const parsed = parseKubeconfig(source);
   if (!parsed.ok) return parsed;
-  const clusters = parsed.document.get('clusters', true);
-  const scalars: Scalar[] = [];
-  for (const item of isSeq(clusters) ? clusters.items : []) {
-    const serverNode = isMap(item) ? item.getIn(['cluster', 'server'], true) : undefined;
-    if (isScalar(serverNode)) scalars.push(serverNode);
+  const text = writeKubeconfig(parsed.config, server);
+  // What is published must pass the check a published Secret is held to (render.ts).
+  if (oversized(text)) {
+    const { problem } = tooLarge(text);
+    return {
+      ok: false,
+      refusal: 'rejected',
+      problem: `with the endpoint as its server, ${problem}`,
+    };
   }
-
-  for (const style of ['own', 'double'] as const) {
-    let text = source;
-    // Splice from the end so that earlier ranges stay valid.
-    for (const scalar of [...scalars].sort((a, b) => (b.range?.[0] ?? 0) - (a.range?.[0] ?? 0))) {
-      const [start, end] = scalar.range ?? [0, 0];
-      text =
-        text.slice(0, start) +
-        scalarText(server, style === 'own' ? scalar.type : undefined) +
-        text.slice(end);
-    }
-    if (!sameExceptServers(source, text, server)) continue;
-    // What is published must pass the check a published Secret is held to (render.ts).
-    if (oversized(text)) {
-      const { problem } = tooLarge(text);
-      return {
-        ok: false,
-        refusal: 'rejected',
-        problem: `with the endpoint as its server, ${problem}`,
-      };
-    }
-    // A fresh copy: the spliced text is made of slices that would keep `source` alive in the memo.
-    return { ok: true, text: flat(text) };
-  }
-  return {
-    ok: false,
-    refusal: 'invalid',
-    problem: 'the server could not be rewritten without changing other fields',
-  };
+  return { ok: true, text };
 }
 
 export type KubeconfigCheck =
@@ -220,40 +235,13 @@ const checkMemo = memoiseByText(
   (source): KubeconfigCheck => {
     const parsed = parseKubeconfig(source);
     if (!parsed.ok) return Object.freeze(parsed);
-    const { clusters } = parsed.document.toJS() as { clusters: { cluster: { server: string } }[] };
     // parseKubeconfig checked that every entry has a cluster.server string.
-    const servers = Object.freeze(clusters.map((entry) => flat(entry.cluster.server)));
-    return Object.freeze({ ok: true, servers });
+    const servers = (parsed.config.clusters ?? []).map((entry) => flat(entry.cluster.server));
+    return Object.freeze({ ok: true, servers: Object.freeze(servers) });
   },
 );
 
 /** A copy of `text` that shares no memory with the string it was cut from. */
 function flat(text: string): string {
   return Buffer.from(text, 'utf8').toString('utf8');
-}
-
-function scalarText(value: string, type: Scalar['type'] | undefined): string {
-  switch (type) {
-    case 'PLAIN':
-      return value;
-    case 'QUOTE_SINGLE':
-      return `'${value.replace(/'/g, "''")}'`;
-    default:
-      return JSON.stringify(value);
-  }
-}
-
-function parseYaml(text: string): unknown {
-  const document = parseDocument(text, { uniqueKeys: false });
-  return document.errors.length > 0 ? undefined : document.toJS();
-}
-
-function sameExceptServers(before: string, after: string, server: string): boolean {
-  const original = parseYaml(before) as { clusters?: { cluster?: { server?: string } }[] };
-  const rewritten = parseYaml(after);
-  if (original === undefined || rewritten === undefined) return false;
-  for (const entry of original.clusters ?? []) {
-    if (entry?.cluster) entry.cluster.server = server;
-  }
-  return JSON.stringify(original) === JSON.stringify(rewritten);
 }

@@ -36,7 +36,7 @@ import {
   storageClassReserve,
 } from './constants.js';
 import {
-  checkKubeconfig,
+  canonicalKubeconfig,
   endpointUrl,
   kubeconfigServers,
   rewriteKubeconfigServer,
@@ -321,10 +321,10 @@ export function planSecret(
   const keep = (why: SecretPlanWhy, problem?: string): SecretPlan => {
     const detail = problem === undefined ? {} : { problem };
     if (observed.secret === undefined) return { kind: 'none', why, ...detail };
-    const unsafe = publishedProblem(observed.secret);
-    return unsafe === undefined
-      ? { kind: 'keep', secret: keptChild(observed.secret), why, ...detail }
-      : { kind: 'none', why, ...detail, withdrawn: unsafe };
+    const kept = republished(observed.secret);
+    return kept.ok
+      ? { kind: 'keep', secret: kept.secret, why, ...detail }
+      : { kind: 'none', why, ...detail, withdrawn: kept.problem };
   };
   if (port === undefined) return keep('noPort');
   if (k3kKubeconfig === undefined) return keep('k3kMissing');
@@ -348,13 +348,20 @@ export function planSecret(
 }
 
 /**
- * Why an observed published Secret must not be kept, if it must not: it holds what would not be
- * published today (unreadable, too large, or a field off the allowlist).
+ * The observed published Secret as it is kept: its kubeconfig written anew by KubeCell from its
+ * own allowlisted values (the same text when KubeCell wrote it; a Secret of k3k's bytes from a
+ * release before issue 23 is rewritten), and nothing else in its data. Not kept when it holds
+ * what would not be published today (unreadable, too large, a character or field refused).
  */
-function publishedProblem(secret: SecretObject): string | undefined {
+function republished(
+  secret: SecretObject,
+): { ok: true; secret: KubernetesObject } | { ok: false; problem: string } {
   const read = readSecretKubeconfig(secret);
-  const checked = read.ok ? checkKubeconfig(read.text) : read;
-  return checked.ok ? undefined : checked.problem;
+  const written = read.ok ? canonicalKubeconfig(read.text) : read;
+  if (!written.ok) return written;
+  const kept = keptChild(secret) as KubernetesObject & { data?: Record<string, string> };
+  kept.data = { [KUBECONFIG_KEY]: Buffer.from(written.text, 'utf8').toString('base64') };
+  return { ok: true, secret: kept };
 }
 
 /** Whether an observed Secret holds a kubeconfig whose every server is `url`. */

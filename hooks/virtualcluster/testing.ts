@@ -1,5 +1,7 @@
 /** Fixtures for the VirtualCluster tests: the JSON Metacontroller would send (not loaded in production). */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { expect } from 'chai';
+import { parse } from 'yaml';
 import { API_VERSION } from '../api/kinds.js';
 import type {
   Cell,
@@ -221,6 +223,31 @@ users:
     client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJrVENDQVRlZ0F3SUJBZ0lJZmFrZQotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg==
     client-key-data: LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0tCk1IY0NBUUVFSUZha2UKLS0tLS1FTkQgRUMgUFJJVkFURSBLRVktLS0tLQo=
 `;
+
+/**
+ * What a published kubeconfig must read as (parsed): k3k's values with `server` in every
+ * cluster entry, and nothing else (but the empty lists and defaults clientcmd writes).
+ */
+export function k3kKubeconfigAt(server: string, source: string = K3K_KUBECONFIG): unknown {
+  const config = parse(source) as { clusters: { cluster: { server: string } }[] };
+  for (const entry of config.clusters) entry.cluster.server = server;
+  // What KubeCell writes when k3k leaves it out.
+  return { apiVersion: 'v1', kind: 'Config', users: [], contexts: [], preferences: {}, ...config };
+}
+
+/**
+ * Checks a published kubeconfig text: KubeCell's writing (printable ASCII, every value
+ * double-quoted) of `source`'s values at `server`.
+ */
+export function expectPublishedKubeconfig(
+  text: string,
+  server: string,
+  source: string = K3K_KUBECONFIG,
+): void {
+  expect(parse(text)).to.deep.equal(k3kKubeconfigAt(server, source));
+  expect(text, 'printable ASCII').to.match(/^[\x20-\x7e\n]*$/);
+  expect(text, 'only quoted values').to.not.match(/^\s*-?\s*[\w-]+: [^"{\s]/m);
+}
 
 export function k3kKubeconfigSecret(
   text: string = K3K_KUBECONFIG,

@@ -37,7 +37,9 @@ const URL = `https://10.0.12.7:${NODE_PORT}`;
 
 /** k3k's kubeconfig with its CA data grown to about `bytes`, distinct for each `seed`. */
 function bigKubeconfig(seed: number, bytes: number): string {
-  const data = `${seed.toString(36).padStart(8, '0')}${'Q'.repeat(bytes - K3K_KUBECONFIG.length - 8)}`;
+  // Base64 comes in groups of four characters.
+  const fill = Math.floor((bytes - K3K_KUBECONFIG.length - 8) / 4) * 4;
+  const data = `${seed.toString(36).padStart(8, '0')}${'Q'.repeat(fill)}`;
   return K3K_KUBECONFIG.replace(
     /certificate-authority-data: \S+/,
     `certificate-authority-data: ${data}`,
