@@ -133,6 +133,9 @@ export function reportedParts(
           nodeCount: report.nodeCount,
           notReadyNodes: report.notReadyNodes,
           nodeAddresses: report.nodeAddresses,
+          ...(report.refusedNodeAddresses
+            ? { refusedNodeAddresses: report.refusedNodeAddresses }
+            : {}),
         }
       : summariseNodes([]),
     inventory: inventoryFrom({ cell, totals, unscheduled, committed }),

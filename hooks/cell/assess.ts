@@ -28,7 +28,7 @@ import {
   type Liveness,
 } from './liveness.js';
 import { countNodePorts } from './node-ports.js';
-import { summariseNodes, type NodeSummary } from './nodes.js';
+import { summariseNodes, type NodeReading } from './nodes.js';
 import { virtualClustersResolvedTo, type CellObservation } from './observe.js';
 import { assessProvider, missingProviderParts } from './provider.js';
 import type { Amounts } from './pod-requests.js';
@@ -41,7 +41,8 @@ export interface CellAssessment {
   missingProvider: string[];
   /** The related groups Metacontroller did not deliver (not observed, not empty). */
   missingSources: string[];
-  nodes: NodeSummary;
+  /** The Node parts of the status, and the Nodes whose InternalIP was refused. */
+  nodes: NodeReading;
   inventory: Record<string, ResourceInventory>;
   /** Declared devices no Ready profile Node offers, as `name (resourceName)`. */
   missingDevices: string[];

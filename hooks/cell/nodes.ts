@@ -6,7 +6,9 @@
 import type { CellNodeAddress, CellNodeCount, CellNotReadyNode } from '../generated/types/index.js';
 import { compareStrings } from '../feasibility/resources.js';
 import { echo } from '../json/echo.js';
+import { isIpAddress } from '../kube/addresses.js';
 import type { Node } from '../kube/objects.js';
+import type { RefusedNodeAddresses } from '../remote/report.js';
 import { nodeIsReady } from './inventory.js';
 
 /** How many entries status.notReadyNodes and status.nodeAddresses keep (the schema's maxItems). */
@@ -14,28 +16,49 @@ export const NODE_LIST_LIMIT = 16;
 /** How many reasons one not-Ready Node keeps, and how long each may be (the schema's bounds). */
 const REASONS_LIMIT = 8;
 const REASON_CHARS = 127;
-/** Longer than any IP address: such an entry is not one, and the schema would refuse it. */
-const ADDRESS_CHARS = 64;
 
 const PRESSURE_CONDITIONS = ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'NetworkUnavailable'];
 
+/** The Node parts of a Cell's status. */
 export interface NodeSummary {
   nodeCount: CellNodeCount;
   notReadyNodes: CellNotReadyNode[];
   nodeAddresses: CellNodeAddress[];
 }
 
-export function summariseNodes(nodes: readonly Node[]): NodeSummary {
+/**
+ * The status parts, and the Nodes whose InternalIP is not an IP address (isIpAddress) when there
+ * are any. Those addresses are never kept, not even in a message: they are bytes from outside the
+ * hook server's trust (issue 23).
+ */
+export type NodeReading = NodeSummary & { refusedNodeAddresses?: RefusedNodeAddresses };
+
+export function summariseNodes(nodes: readonly Node[]): NodeReading {
   const byName = [...nodes].sort((a, b) => compareStrings(a.metadata.name, b.metadata.name));
   const ready = byName.filter(nodeIsReady);
+  const { addresses, refused } = nodeAddresses(ready);
   return {
     nodeCount: { total: byName.length, ready: ready.length },
     notReadyNodes: byName
       .filter((node) => !nodeIsReady(node))
       .slice(0, NODE_LIST_LIMIT)
       .map((node) => ({ name: node.metadata.name, reasons: readinessReasons(node) })),
-    nodeAddresses: nodeAddresses(ready),
+    nodeAddresses: addresses,
+    ...(refused.length === 0
+      ? {}
+      : {
+          refusedNodeAddresses: {
+            count: refused.length,
+            nodes: refused.slice(0, NODE_LIST_LIMIT),
+          },
+        }),
   };
+}
+
+/** The status parts of a reading (what a Cell's status and nothing else holds). */
+export function nodeStatusParts(reading: NodeReading): NodeSummary {
+  const { nodeCount, notReadyNodes, nodeAddresses } = reading;
+  return { nodeCount, notReadyNodes, nodeAddresses };
 }
 
 /** Why a Node is not Ready, as short tokens from its conditions, sorted. */
@@ -63,16 +86,24 @@ function internalIP(node: Node): string | undefined {
 
 /**
  * The endpoint candidates a VirtualCluster chooses from: the Ready Nodes (given sorted by name)
- * that are not cordoned (spec.unschedulable) and list an InternalIP; the first 16.
+ * that are not cordoned (spec.unschedulable) and list an InternalIP that is an IP address; the
+ * first 16. The names of those whose InternalIP is not one are `refused`, all of them, so the
+ * count does not depend on where the 16 stop.
  */
-function nodeAddresses(readyByName: readonly Node[]): CellNodeAddress[] {
+function nodeAddresses(readyByName: readonly Node[]): {
+  addresses: CellNodeAddress[];
+  refused: string[];
+} {
   const addresses: CellNodeAddress[] = [];
+  const refused: string[] = [];
   for (const node of readyByName) {
-    if (addresses.length === NODE_LIST_LIMIT) break;
     if (node.spec?.unschedulable === true) continue;
     const address = internalIP(node);
-    if (address === undefined || address === '' || address.length > ADDRESS_CHARS) continue;
-    addresses.push({ node: node.metadata.name, address });
+    if (address === undefined || address === '') continue;
+    if (!isIpAddress(address)) refused.push(node.metadata.name);
+    else if (addresses.length < NODE_LIST_LIMIT) {
+      addresses.push({ node: node.metadata.name, address });
+    }
   }
-  return addresses;
+  return { addresses, refused };
 }

@@ -16,6 +16,7 @@ export const CELL_CONDITION_TYPES = [
   'ProviderReady',
   'InventoryFresh',
   'CapabilityMismatch',
+  'NodeAddressesValid',
   'InUse',
   'Ready',
 ] as const;
@@ -43,6 +44,9 @@ export const REASONS = {
   AgentReportOutdated: 'AgentReportOutdated',
   DevicesOffered: 'DevicesOffered',
   DeviceNotOffered: 'DeviceNotOffered',
+  // A Ready, schedulable profile Node's InternalIP is not an IP address (nodes.ts, issue 23).
+  NodeAddressesValid: 'NodeAddressesValid',
+  NodeAddressInvalid: 'NodeAddressInvalid',
   NoVirtualClusters: 'NoVirtualClusters',
   VirtualClustersResolved: 'VirtualClustersResolved',
   Deleting: 'Deleting',

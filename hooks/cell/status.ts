@@ -7,6 +7,8 @@
  * the Cell. status.observedAt is added by the heartbeat phase (heartbeat.ts).
  */
 import type { Cell, CellStatus } from '../generated/types/index.js';
+import { echo } from '../json/echo.js';
+import type { RefusedNodeAddresses } from '../remote/report.js';
 import { reconcileConditions, verdict, type ConditionVerdict } from '../status/conditions.js';
 import { reportFreshCondition } from './agent-report.js';
 import type { CellAssessment } from './assess.js';
@@ -16,6 +18,7 @@ import {
   LEASE_UPDATE_STOPPED,
   type Liveness,
 } from './liveness.js';
+import { nodeStatusParts } from './nodes.js';
 import { REASONS, type CellPhase } from './reasons.js';
 
 export interface PhaseVerdict {
@@ -39,7 +42,7 @@ export function cellStatus(cell: Cell, assessment: CellAssessment, now: Date): C
     ),
     managedCluster: assessment.liveness.status,
     provider: assessment.provider,
-    ...assessment.nodes,
+    ...nodeStatusParts(assessment.nodes),
     inventory: assessment.inventory,
     storageInventory: assessment.storageInventory,
     nodePorts: assessment.nodePorts,
@@ -58,6 +61,10 @@ export function cellConditions(cell: Cell, assessment: CellAssessment): Conditio
       ? reportFreshCondition(assessment.agentReport, assessment.missingSources)
       : inventoryFreshCondition(assessment.missingSources),
     capabilityMismatchCondition(assessment.missingDevices),
+    nodeAddressesCondition(
+      assessment.nodes.refusedNodeAddresses,
+      assessment.agentReport !== undefined,
+    ),
     inUseCondition(assessment.resolvedBy),
   ];
 }
@@ -232,6 +239,36 @@ export function capabilityMismatchCondition(missingDevices: readonly string[]): 
         REASONS.DevicesOffered,
         'every declared device is allocatable on the Ready profile Nodes',
       );
+}
+
+/**
+ * Informational, like CapabilityMismatch: a Node left out of nodeAddresses does not stop the
+ * others from serving. Names the Nodes, never their addresses (bytes from outside the hook
+ * server's trust, issue 23).
+ */
+export function nodeAddressesCondition(
+  refused: RefusedNodeAddresses | undefined,
+  reported: boolean,
+): ConditionVerdict {
+  if (refused === undefined) {
+    return verdict(
+      'NodeAddressesValid',
+      true,
+      REASONS.NodeAddressesValid,
+      'every Ready, schedulable profile Node that lists an InternalIP lists an IP address',
+    );
+  }
+  const shown = refused.nodes.slice(0, MAX_NAMED).map((name) => echo(name));
+  // A report is not trusted to count its own list.
+  const count = Math.max(refused.count, refused.nodes.length);
+  const more = count - shown.length;
+  const where = reported ? ' (as the cell agent reports them)' : '';
+  return verdict(
+    'NodeAddressesValid',
+    false,
+    REASONS.NodeAddressInvalid,
+    `left out of status.nodeAddresses, so no VirtualCluster takes them as its endpoint: ${count} Ready, schedulable profile Node(s)${where} whose InternalIP is not an IPv4 or IPv6 address (no brackets, no zone): ${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}. Correct the Node's status.addresses (set by the kubelet's --node-ip or the cloud provider)`,
+  );
 }
 
 export function inUseCondition(resolvedBy: readonly string[] | undefined): ConditionVerdict {

@@ -12,6 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import type {
   CellNodeAddress,
   CellNodeCount,
@@ -39,6 +40,16 @@ export interface ReportedResource {
   pending?: string;
 }
 
+/**
+ * The Ready, schedulable Nodes whose InternalIP the agent left out of nodeAddresses because it is
+ * not an IP address: how many, and the first 16 names. Absent when there are none, so a report
+ * without refusals is the same bytes as before the field existed.
+ */
+export interface RefusedNodeAddresses {
+  count: number;
+  nodes: string[];
+}
+
 export interface CellReport {
   version: typeof CELL_REPORT_VERSION;
   /** The machine profile (kubecell.io/machine-profile label value) the report is about. */
@@ -48,6 +59,7 @@ export interface CellReport {
   nodeCount: CellNodeCount;
   notReadyNodes: CellNotReadyNode[];
   nodeAddresses: CellNodeAddress[];
+  refusedNodeAddresses?: RefusedNodeAddresses;
   /** Per resource name, the sums over the Ready profile Nodes and the unscheduled demand. */
   resources: Record<string, ReportedResource>;
   storageInventory: CellStorageInventory;
@@ -103,11 +115,36 @@ function reportSchema(): Record<string, unknown> {
         },
       },
       ...Object.fromEntries(parts.map((part) => [part, status[part]])),
+      refusedNodeAddresses: refusedSchema(status),
+    },
+  };
+}
+
+/** A Node's name as the apiserver allows it (a DNS-1123 subdomain): safe to name in a message. */
+const NODE_NAME = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+
+function refusedSchema(status: Record<string, Record<string, unknown>>): Record<string, unknown> {
+  const nodeAddresses = status['nodeAddresses'] as { maxItems: number };
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['count', 'nodes'],
+    properties: {
+      count: { type: 'integer', minimum: 1, maximum: 2147483647 },
+      nodes: {
+        type: 'array',
+        minItems: 1,
+        maxItems: nodeAddresses.maxItems,
+        items: { type: 'string', minLength: 1, maxLength: 253, pattern: NODE_NAME },
+      },
     },
   };
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
+// The CRD's address formats, as the generated validators check them (ajv-formats); ajv without
+// strict mode would ignore a format it does not know.
+addFormatsModule.default(ajv, ['ipv4', 'ipv6']);
 // The CRD's integer formats; the schema's minimum and the JSON number already bound them.
 ajv.addFormat('int32', true);
 ajv.addFormat('int64', true);
@@ -140,11 +177,29 @@ export function parseCellReport(text: string): CellReport {
   if (!isJsonObject(value))
     throw new CellReportError([`report: must be an object, got ${jsonTypeOf(value)}`]);
   if (validateReport(value)) return value;
-  throw new CellReportError((validateReport.errors ?? []).map(describe));
+  throw new CellReportError(describeAll(validateReport.errors ?? []));
+}
+
+/**
+ * One problem per message: an address that is not an IP fails each format of its anyOf and the
+ * anyOf itself, which say the same thing; an anyOf adds nothing to what its branches said.
+ */
+function describeAll(errors: readonly ErrorObject[]): string[] {
+  const detailed = new Set(
+    errors.filter((error) => error.keyword !== 'anyOf').map((error) => error.instancePath),
+  );
+  const kept = errors.filter(
+    (error) => error.keyword !== 'anyOf' || !detailed.has(error.instancePath),
+  );
+  return [...new Set(kept.map(describe))];
 }
 
 function describe(error: ErrorObject): string {
   const path = `report${fieldPath(error)}`;
+  if (error.keyword === 'format' && ['ipv4', 'ipv6'].includes(String(error.params['format'])))
+    return `${path}: must be an IPv4 or IPv6 address (no brackets, no zone)`;
+  if (error.keyword === 'pattern' && error.params['pattern'] === NODE_NAME)
+    return `${path}: must be a Node name (a DNS-1123 subdomain)`;
   if (error.keyword === 'required')
     return `${path}.${String(error.params['missingProperty'])}: is required`;
   if (error.keyword === 'additionalProperties')

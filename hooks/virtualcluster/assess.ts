@@ -23,6 +23,7 @@ import type {
 } from '../generated/types/index.js';
 import type { FeasibilityResult } from '../feasibility/evaluate.js';
 import { isJsonObject } from '../json/json.js';
+import { isEndpointAddress } from '../kube/addresses.js';
 import { findCondition } from '../status/conditions.js';
 import type { VirtualClusterConfig } from './config.js';
 import { endpointUrl } from './kubeconfig.js';
@@ -141,13 +142,20 @@ export function stickyFailure(
   return { reason: ready.reason, message: ready.message };
 }
 
-/** A stored snapshot that lacks what the children are rendered from. */
+/**
+ * A stored snapshot that lacks what the children are rendered from, or whose endpoint address
+ * is not one (never quoted: it would carry the bytes into the message, issue 23).
+ */
 function snapshotFailure(stored: unknown): Failure | undefined {
   if (stored === undefined || resolvedIsUsable(stored)) return undefined;
+  const address = isJsonObject(stored) ? stored['endpointAddress'] : undefined;
+  const what =
+    typeof address === 'string' && address !== '' && !isEndpointAddress(address)
+      ? 'status.resolved.endpointAddress is not an IP address or DNS-1123 hostname, so no server URL is built from it'
+      : 'status.resolved lacks fields the children are rendered from';
   return {
     reason: REASONS.ResolvedSnapshotInvalid,
-    message:
-      'status.resolved lacks fields the children are rendered from; the children are kept as they are. Delete and recreate the VirtualCluster to place it again.',
+    message: `${what}; the children are kept as they are. Delete and recreate the VirtualCluster to place it again.`,
   };
 }
 

@@ -115,7 +115,7 @@ describe('VirtualCluster controller', () => {
         expect(condition(response, 'Resolved')).to.deep.include({
           reason: 'NoEndpointAddress',
           message:
-            "The Cell's status.nodeAddresses lists no address: no Ready, schedulable Node labelled kubecell.io/machine-profile=a100 has an InternalIP, so there is no address for the API endpoint yet.",
+            "The Cell's status.nodeAddresses lists no usable address: no Ready, schedulable Node labelled kubecell.io/machine-profile=a100 has an InternalIP that is an IP address (the Cell's NodeAddressesValid condition names those whose is not), so there is no address for the API endpoint yet.",
         });
         expect(response.children).to.deep.equal([]);
       }

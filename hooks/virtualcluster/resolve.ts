@@ -21,6 +21,7 @@ import { Decision } from '../feasibility/reasons.js';
 import { compareStrings } from '../feasibility/resources.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { isJsonObject } from '../json/json.js';
+import { isEndpointAddress } from '../kube/addresses.js';
 import { RetryLaterError } from '../metacontroller/retry-later.js';
 import { formatTime } from '../status/conditions.js';
 import type { VirtualClusterConfig } from './config.js';
@@ -225,7 +226,9 @@ export interface EndpointChoice {
  *
  * 1. candidates: the Cell's `status.nodeAddresses`, the InternalIP of each Ready, schedulable
  *    (not `spec.unschedulable`) Node of its profile, as the Cell controller publishes them (at
- *    most 16, the first by Node name); an entry without a node name or an address is skipped;
+ *    most 16, the first by Node name); an entry without a node name, or whose address is not an
+ *    IP address or DNS-1123 hostname (isEndpointAddress: a status written around the Cell
+ *    controller), is skipped;
  * 2. sorted by Node name (code-unit order);
  * 3. the one at index `sha256(<VirtualCluster UID>) mod <number of candidates>` (the first
  *    8 bytes of the digest as an unsigned integer).
@@ -241,7 +244,7 @@ export function chooseEndpoint(
 ): EndpointChoice | undefined {
   const text = (value: unknown): value is string => typeof value === 'string' && value !== '';
   const candidates = (Array.isArray(addresses) ? addresses : [])
-    .filter((entry) => isJsonObject(entry) && text(entry.node) && text(entry.address))
+    .filter((entry) => isJsonObject(entry) && text(entry.node) && isEndpointAddress(entry.address))
     .map(({ node, address }) => ({ node, address }))
     .sort((a, b) => compareStrings(a.node, b.node));
   if (candidates.length === 0) return undefined;
@@ -326,8 +329,9 @@ function sortedRecord<V>(record: Record<string, V | undefined>): Record<string, 
 }
 
 /**
- * Whether a stored snapshot has everything rendering needs. The CRD schema requires these
- * fields, so this fails only for a status written around the schema (or a future version).
+ * Whether a stored snapshot has everything rendering needs, and an endpoint address a server URL
+ * may be built from. The CRD schema requires these fields, so this fails only for a status
+ * written around the schema, or before the schema checked the address (issue 23).
  */
 export function resolvedIsUsable(resolved: unknown): resolved is ResolvedPlacement {
   if (typeof resolved !== 'object' || resolved === null) return false;
@@ -344,7 +348,7 @@ export function resolvedIsUsable(resolved: unknown): resolved is ResolvedPlaceme
     workloadHard !== null &&
     !Array.isArray(workloadHard) &&
     nonEmpty(r.hostNamespace) &&
-    nonEmpty(r.endpointAddress) &&
+    isEndpointAddress(r.endpointAddress) &&
     nonEmpty(r.resolvedAt)
   );
 }

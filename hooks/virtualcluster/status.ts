@@ -112,7 +112,7 @@ function unresolvedWords(unresolved: Unresolved): [reason: string, message: stri
     case 'noEndpointAddress':
       return [
         REASONS.NoEndpointAddress,
-        `The Cell's status.nodeAddresses lists no address: no Ready, schedulable Node labelled kubecell.io/machine-profile=${unresolved.profile} has an InternalIP, so there is no address for the API endpoint yet.`,
+        `The Cell's status.nodeAddresses lists no usable address: no Ready, schedulable Node labelled kubecell.io/machine-profile=${unresolved.profile} has an InternalIP that is an IP address (the Cell's NodeAddressesValid condition names those whose is not), so there is no address for the API endpoint yet.`,
       ];
   }
 }

@@ -22,12 +22,28 @@ function typeOf(node: SchemaNode): string {
   return typeof type === 'string' ? type : 'any';
 }
 
+/** One untyped anyOf branch (a format or a pattern), as the reference lists it. */
+function valueRule(branch: SchemaNode): string {
+  return Object.entries(branch)
+    .map(([keyword, value]) =>
+      keyword === 'pattern' ? `pattern \`${String(value)}\`` : `${keyword} ${String(value)}`,
+    )
+    .join(', ');
+}
+
 function constraintsOf(node: SchemaNode): string[] {
   const out: string[] = [];
   if (Array.isArray(node['enum']))
     out.push(`one of: ${node['enum'].map((v) => `\`${String(v)}\``).join(', ')}`);
   if (node['default'] !== undefined) out.push(`default: \`${JSON.stringify(node['default'])}\``);
   if (node['format']) out.push(`format: ${String(node['format'])}`);
+  const branches = node['anyOf'];
+  if (
+    Array.isArray(branches) &&
+    branches.every((branch) => typeOf(branch as SchemaNode) === 'any')
+  ) {
+    out.push(`any of: ${branches.map((branch) => valueRule(branch as SchemaNode)).join('; ')}`);
+  }
   for (const keyword of ['minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems']) {
     if (node[keyword] !== undefined) out.push(`${keyword}: ${String(node[keyword])}`);
   }

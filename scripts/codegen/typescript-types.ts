@@ -12,6 +12,33 @@ const COMPILE_OPTIONS: Partial<Options> = {
   maxItems: -1,
 };
 
+/** Keywords that constrain a string's value, not its type. */
+const VALUE_KEYWORDS = new Set(['format', 'pattern', 'minLength', 'maxLength']);
+
+function constrainsValueOnly(branch: unknown): boolean {
+  return (
+    typeof branch === 'object' &&
+    branch !== null &&
+    Object.keys(branch).every((keyword) => VALUE_KEYWORDS.has(keyword))
+  );
+}
+
+/**
+ * Drops an `anyOf` whose branches only constrain the value (`anyOf` of formats and a pattern, as
+ * an address has): the type beside it is the whole TypeScript type, and json-schema-to-typescript
+ * would read each untyped branch as an object.
+ */
+export function withoutValueBranches(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutValueBranches);
+  if (node === null || typeof node !== 'object') return node;
+  const out: SchemaNode = {};
+  for (const [keyword, value] of Object.entries(node)) {
+    if (keyword === 'anyOf' && Array.isArray(value) && value.every(constrainsValueOnly)) continue;
+    out[keyword] = withoutValueBranches(value);
+  }
+  return out;
+}
+
 function definitionsOf(source: SchemaSource): Record<string, SchemaNode> {
   return (source.common['definitions'] ?? {}) as Record<string, SchemaNode>;
 }
@@ -43,7 +70,9 @@ export async function renderCommonTypes(source: SchemaSource): Promise<string> {
     a.localeCompare(b),
   )) {
     // Inline the definition's own refs to other definitions as named types too.
-    const schema = inlineRefs(definition, source.common, referToNamedType()) as SchemaNode;
+    const schema = withoutValueBranches(
+      inlineRefs(definition, source.common, referToNamedType()),
+    ) as SchemaNode;
     parts.push(
       await compile(schema as never, titleOf(name, definition), {
         ...COMPILE_OPTIONS,
@@ -64,7 +93,9 @@ export async function renderKindTypes(
   kind: SchemaNode & { title?: unknown },
   source: SchemaSource,
 ): Promise<string> {
-  const withNamedRefs = inlineRefs(kind, source.common, referToNamedType()) as SchemaNode;
+  const withNamedRefs = withoutValueBranches(
+    inlineRefs(kind, source.common, referToNamedType()),
+  ) as SchemaNode;
   const schema = Object.fromEntries(
     Object.entries(withNamedRefs).filter(
       ([keyword]) => keyword !== 'x-kubecell-crd' && keyword !== 'definitions',

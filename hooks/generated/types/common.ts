@@ -41,6 +41,11 @@ observedGeneration?: number
 }
 
 /**
+ * An address a client connects to: an IPv4 address in dotted-decimal form, an IPv6 address without brackets or a zone, or a DNS-1123 hostname (lowercase letters, digits, '-' and '.', labels of at most 63 characters, at most 253 in all) whose last label starts with a letter, so that no client reads it as an IPv4 address. The apiserver checks it with its ipv4 and ipv6 formats and the hostname pattern.
+ */
+export type EndpointAddress = string
+
+/**
  * What a VirtualCluster of a class may consume on the host cluster.
  */
 export interface Entitlement {
@@ -85,6 +90,11 @@ reason: string
  */
 message?: string
 }
+
+/**
+ * An IPv4 address in dotted-decimal form or an IPv6 address, without brackets or a zone (e.g. 10.0.0.7, fd00::7). The apiserver checks it with its ipv4 and ipv6 formats.
+ */
+export type IPAddress = string
 
 /**
  * A reference to an object by name. Where the object lives (its namespace, or cluster scope) is stated on each field that uses this reference.

@@ -150,6 +150,7 @@ describe('e2e: Cell through Metacontroller', function () {
       ProviderReady: ['True', 'ProviderBaselineReady'],
       InventoryFresh: ['True', 'InventoryObserved'],
       CapabilityMismatch: ['False', 'DevicesOffered'],
+      NodeAddressesValid: ['True', 'NodeAddressesValid'],
       InUse: ['False', 'NoVirtualClusters'],
       Ready: ['True', 'Ready'],
     });
