@@ -3,7 +3,7 @@ import { DEFAULT_CELL_CONFIG } from '../cell/config.js';
 import { gpuNode, readyProvider } from '../cell/testing.js';
 import { createLogger } from '../server/logger.js';
 import { runAgentLoop } from './loop.js';
-import { captureLogLines as capture, fakeApi } from './testing.js';
+import { captureLogLines as capture, emptyConfigMap, fakeApi } from './testing.js';
 
 const config = {
   intervalSeconds: 5,
@@ -14,7 +14,11 @@ const config = {
 describe('the cell agent loop (hooks/agent/loop.ts)', () => {
   it('logs one JSON line per pass with what each report became', async () => {
     const { lines, stream } = capture();
-    const api = fakeApi(gpuNode('n1'), ...readyProvider());
+    const api = fakeApi(
+      gpuNode('n1'),
+      ...readyProvider(),
+      emptyConfigMap('kubecell-system', 'kubecell-cell-report-a100'),
+    );
     await runAgentLoop({
       api,
       config,
@@ -24,7 +28,7 @@ describe('the cell agent loop (hooks/agent/loop.ts)', () => {
     });
     const [line] = lines();
     expect(line).to.include({ level: 'info', msg: 'cell agent pass' });
-    expect(line?.['reports']).to.deep.equal({ a100: 'created' });
+    expect(line?.['reports']).to.deep.equal({ a100: 'updated' });
     expect(line?.['sealed']).to.deep.equal({});
     expect(line).to.have.property('durationMs').that.is.a('number');
     expect(lines()).to.have.length(1);

@@ -10,7 +10,7 @@ import { publicKeyPemOf, unseal } from '../remote/sealing.js';
 import type { AgentConfig } from './config.js';
 import { runPass } from './pass.js';
 import { SEALED_DIGEST_ANNOTATION } from './seal-kubeconfigs.js';
-import { fakeApi, type FakeApi } from './testing.js';
+import { emptyConfigMap, fakeApi, type FakeApi } from './testing.js';
 
 const REPORT_PATH = '/api/v1/namespaces/kubecell-system/configmaps/kubecell-cell-report-a100';
 const SEALED_PATH = '/api/v1/namespaces/tenant-a/configmaps/kubecell-team-a-sealed-kubeconfig';
@@ -33,7 +33,8 @@ const readFile = (path: string): string => {
 };
 const later = (seconds: number): Date => new Date(NOW.getTime() + seconds * 1000);
 
-function cluster(): KubernetesObject[] {
+/** What a report is computed from. */
+function observed(): KubernetesObject[] {
   return [
     gpuNode('n1', {}, { address: '10.0.0.1' }),
     gpuNode('n2', {}, { address: '10.0.0.2' }),
@@ -43,7 +44,15 @@ function cluster(): KubernetesObject[] {
   ];
 }
 
-/** A host namespace the hub delivered for VirtualCluster team-a, and k3k's kubeconfig in it. */
+/** The managed cluster with the agent's work applied: the report ConfigMap it created, empty. */
+function cluster(): KubernetesObject[] {
+  return [...observed(), emptyConfigMap('kubecell-system', 'kubecell-cell-report-a100')];
+}
+
+/**
+ * A host namespace the hub delivered for VirtualCluster team-a with the ConfigMap to seal into,
+ * and k3k's kubeconfig in it.
+ */
 function delivered(kubeconfig = KUBECONFIG): KubernetesObject[] {
   const namespace = hostNamespace('tenant-a') as KubernetesObject;
   namespace.metadata.labels = {
@@ -57,7 +66,7 @@ function delivered(kubeconfig = KUBECONFIG): KubernetesObject[] {
     metadata: { name: 'k3k-team-a-kubeconfig', namespace: 'tenant-a' },
     data: { 'kubeconfig.yaml': Buffer.from(kubeconfig).toString('base64') },
   } as KubernetesObject;
-  return [namespace, secret];
+  return [namespace, secret, emptyConfigMap('tenant-a', 'kubecell-team-a-sealed-kubeconfig')];
 }
 
 const pass = (api: FakeApi, now = NOW, settings = config) =>
@@ -69,10 +78,10 @@ describe('the cell agent pass (hooks/agent)', () => {
   it('writes the report the Cell functions compute from the same objects', async () => {
     const api = fakeApi(...cluster());
     const summary = await pass(api);
-    expect(summary).to.deep.equal({ reports: { a100: 'created' }, sealed: {}, errors: [] });
+    expect(summary).to.deep.equal({ reports: { a100: 'updated' }, sealed: {}, errors: [] });
     const expected = clusterReport(
       'a100',
-      observeCluster(relatedOf(cluster()), 'a100', DEFAULT_CELL_CONFIG),
+      observeCluster(relatedOf(observed()), 'a100', DEFAULT_CELL_CONFIG),
       DEFAULT_CELL_CONFIG,
       NOW,
     );
@@ -103,7 +112,7 @@ describe('the cell agent pass (hooks/agent)', () => {
 
   it('seals k3k kubeconfig for the VirtualCluster UID, once, and again when it changes', async () => {
     const api = fakeApi(...cluster(), ...delivered());
-    expect((await pass(api)).sealed).to.deep.equal({ 'tenant-a': 'created' });
+    expect((await pass(api)).sealed).to.deep.equal({ 'tenant-a': 'updated' });
     const sealed = dataOf(api, SEALED_PATH, 'sealed')!;
     expect(unseal(hub.privateKey, VC_UID, sealed)).to.equal(KUBECONFIG);
     expect(JSON.stringify(api.objects.get(SEALED_PATH))).not.to.contain('t0p-s3cret');
@@ -119,10 +128,18 @@ describe('the cell agent pass (hooks/agent)', () => {
     );
   });
 
-  it('waits for k3k, and says when it has no public key, never logging the kubeconfig', async () => {
-    const [namespace] = delivered();
-    const waiting = fakeApi(...cluster(), namespace!);
+  it('waits for k3k and for the works, and says when it has no public key, never logging the kubeconfig', async () => {
+    const [namespace, secret, sealedConfigMap] = delivered();
+    const waiting = fakeApi(...cluster(), namespace!, sealedConfigMap!);
     expect((await pass(waiting)).sealed).to.deep.equal({ 'tenant-a': 'waiting' });
+    // Before OCM's work agent created the ConfigMaps: nothing written, nothing failed.
+    const early = fakeApi(...observed(), namespace!, secret!);
+    expect(await pass(early)).to.deep.equal({
+      reports: { a100: 'waiting' },
+      sealed: { 'tenant-a': 'waiting' },
+      errors: [],
+    });
+    expect(early.writes).to.deep.equal([]);
     const noKey = fakeApi(...cluster(), ...delivered());
     const summary = await pass(noKey, NOW, { ...config, publicKeyFile: undefined });
     expect(summary.sealed).to.deep.equal({ 'tenant-a': 'failed' });
@@ -136,7 +153,7 @@ describe('the cell agent pass (hooks/agent)', () => {
       data: { 'public-key.pem': PUBLIC_PEM },
     } as KubernetesObject);
     const keyed = await pass(noKey, later(30), { ...config, publicKeyFile: undefined });
-    expect(keyed.sealed).to.deep.equal({ 'tenant-a': 'created' });
+    expect(keyed.sealed).to.deep.equal({ 'tenant-a': 'updated' });
     expect(JSON.stringify([summary, keyed])).not.to.contain('t0p-s3cret');
   });
 
@@ -162,7 +179,7 @@ describe('the cell agent pass (hooks/agent)', () => {
     );
     const api = fakeApi(...cluster(), bad);
     const summary = await pass(api, NOW, { ...config, machineProfiles: ['a100', 'h100'] });
-    expect(summary.reports).to.deep.equal({ a100: 'created', h100: 'failed' });
+    expect(summary.reports).to.deep.equal({ a100: 'updated', h100: 'failed' });
     expect(summary.errors[0]).to.match(/^report h100: /);
   });
 });

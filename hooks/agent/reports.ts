@@ -1,10 +1,10 @@
 /**
  * One report per machine profile (decision D34), computed with the Cell controller's own
  * functions (cell/cluster-report.ts over cell/observe.ts's `observeCluster`), written into
- * ConfigMap AGENT_NAMESPACE/kubecell-cell-report-<profile> key `report` only when it says
- * something new or its heartbeat is due: an unchanged report is rewritten every
- * REPORT_HEARTBEAT_SECONDS so the hub can tell a quiet cluster from a silent agent (it counts a
- * report older than 600 s as outdated), and not more often.
+ * ConfigMap AGENT_NAMESPACE/kubecell-cell-report-<profile> (the agent's work creates it empty),
+ * key `report`, only when it says something new or its heartbeat is due: an unchanged report is
+ * rewritten every REPORT_HEARTBEAT_SECONDS so the hub can tell a quiet cluster from a silent
+ * agent (it counts a report older than 600 s as outdated), and not more often.
  */
 import { HEARTBEAT_SECONDS } from '../cell/heartbeat.js';
 import { clusterReport } from '../cell/cluster-report.js';

@@ -4,7 +4,9 @@
  * (HOST_NAMESPACE_VIRTUALCLUSTER of remote/contract.ts); k3k writes the admin kubeconfig into
  * Secret k3k-<name>-kubeconfig there (key kubeconfig.yaml, virtualcluster/names.ts). The agent
  * seals it with the hub's public key for that UID into ConfigMap kubecell-<name>-sealed-kubeconfig
- * (key `sealed`), whose value OCM's work agent feeds back to the hub.
+ * (key `sealed`), which the VirtualCluster's work created empty and whose value OCM's work agent
+ * feeds back to the hub. The agent may read that Secret and read and update that ConfigMap only
+ * through the Role the same work delivers (hooks/delivery/agent-rbac.ts).
  *
  * Sealing is randomised, so the ConfigMap also records a digest of what it sealed (UID, public
  * key and kubeconfig; SHA-256, nothing a reader can open): an unchanged kubeconfig is not sealed
@@ -56,9 +58,12 @@ export function sealedDigest(uid: string, publicKeyPem: string, kubeconfig: stri
   return `sha256:${hash.digest('hex')}`;
 }
 
-export type SealOutcome = WriteOutcome | 'waiting';
+export type SealOutcome = WriteOutcome;
 
-/** Seals the target's kubeconfig when it is there and not sealed as it is; `waiting` before k3k wrote it. */
+/**
+ * Seals the target's kubeconfig when it is there and not sealed as it is; `waiting` before k3k
+ * wrote it or before the work created the ConfigMap.
+ */
 export async function sealKubeconfig(
   api: AgentApi,
   target: SealTarget,
@@ -78,6 +83,7 @@ export async function sealKubeconfig(
   const name = sealedKubeconfigConfigMapName(target.name);
   const digest = sealedDigest(target.uid, publicKeyPem, kubeconfig);
   const existing = await readConfigMap(api, target.namespace, name);
+  if (existing === undefined) return 'waiting';
   if (
     existing?.metadata.annotations?.[SEALED_DIGEST_ANNOTATION] === digest &&
     existing.data?.[SEALED_KUBECONFIG_KEY] !== undefined

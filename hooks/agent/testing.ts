@@ -18,6 +18,14 @@ const GROUP_KINDS: Record<string, string> = {
   CustomResourceDefinition: 'apiextensions.k8s.io/v1/customresourcedefinitions',
 };
 
+/**
+ * A ConfigMap as the hub's work creates it for the agent to fill (a report, a sealed kubeconfig):
+ * empty; the agent only updates it.
+ */
+export function emptyConfigMap(namespace: string, name: string): KubernetesObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace } };
+}
+
 /** The REST path of an object. */
 export function pathOf(object: KubernetesObject): string {
   const { name, namespace } = object.metadata;

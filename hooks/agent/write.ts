@@ -1,6 +1,8 @@
 /**
- * Writing the agent's ConfigMaps: create when absent, update when the wanted data or annotations
- * differ, nothing otherwise. A quiet cluster costs reads only. The update carries the
+ * Writing the agent's ConfigMaps: update when the wanted data or annotations differ, nothing
+ * otherwise. A quiet cluster costs reads only. The agent never creates one: the hub's works do,
+ * empty (hooks/delivery/agent-rbac.ts: RBAC cannot grant `create` of one name), so an absent
+ * ConfigMap means the work agent has not applied it yet (`waiting`). The update carries the
  * resourceVersion read, so two writers never silently overwrite each other (a conflict fails the
  * write; the next pass reads again).
  */
@@ -17,16 +19,11 @@ export interface ConfigMapWanted {
 
 export type ConfigMapObject = KubernetesObject & { data?: Record<string, string> };
 
-export type WriteOutcome = 'created' | 'updated' | 'unchanged';
+/** `waiting`: the ConfigMap does not exist (yet); the hub's work creates it. */
+export type WriteOutcome = 'updated' | 'unchanged' | 'waiting';
 
-export const AGENT_MANAGED_LABELS = Object.freeze({
-  'app.kubernetes.io/managed-by': 'kubecell',
-  'app.kubernetes.io/component': 'cell-agent',
-});
-
-export function configMapPath(namespace: string, name?: string): string {
-  const collection = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps`;
-  return name === undefined ? collection : `${collection}/${encodeURIComponent(name)}`;
+export function configMapPath(namespace: string, name: string): string {
+  return `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${encodeURIComponent(name)}`;
 }
 
 export async function readConfigMap(
@@ -52,21 +49,8 @@ export async function writeConfigMap(
   wanted: ConfigMapWanted,
   existing: ConfigMapObject | undefined,
 ): Promise<WriteOutcome> {
-  if (existing && holds(existing, wanted)) return 'unchanged';
-  if (!existing) {
-    await api.create(configMapPath(wanted.namespace), {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: {
-        name: wanted.name,
-        namespace: wanted.namespace,
-        labels: { ...AGENT_MANAGED_LABELS },
-        ...(wanted.annotations ? { annotations: { ...wanted.annotations } } : {}),
-      },
-      data: wanted.data,
-    } as ConfigMapObject);
-    return 'created';
-  }
+  if (!existing) return 'waiting';
+  if (holds(existing, wanted)) return 'unchanged';
   await api.update(configMapPath(wanted.namespace, wanted.name), {
     ...existing,
     metadata: {

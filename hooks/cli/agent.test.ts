@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { gpuNode, readyProvider } from '../cell/testing.js';
-import { captureLogLines as capture, fakeApi } from '../agent/testing.js';
+import { captureLogLines as capture, emptyConfigMap, fakeApi } from '../agent/testing.js';
 import { createLogger } from '../server/logger.js';
 import { runAgentCommand } from './agent.js';
 import { runCli } from './cli.js';
@@ -8,7 +8,11 @@ import { runCli } from './cli.js';
 describe('kubecell agent (hooks/cli/agent.ts)', () => {
   it('`kubecell agent --once` runs one pass with the settings of its environment', async () => {
     const { lines, stream } = capture();
-    const api = fakeApi(gpuNode('n1'), ...readyProvider());
+    const api = fakeApi(
+      gpuNode('n1'),
+      ...readyProvider(),
+      emptyConfigMap('kubecell-system', 'kubecell-cell-report-a100'),
+    );
     const stderr: string[] = [];
     const code = await runAgentCommand(
       ['--once'],
@@ -26,7 +30,7 @@ describe('kubecell agent (hooks/cli/agent.ts)', () => {
       'cell agent stopped',
     ]);
     expect(api.writes).to.deep.equal([
-      'POST /api/v1/namespaces/kubecell-system/configmaps/kubecell-cell-report-a100',
+      'PUT /api/v1/namespaces/kubecell-system/configmaps/kubecell-cell-report-a100',
     ]);
   });
 

@@ -1,174 +1,153 @@
-// The cell agent's ClusterRole, as the hub delivers it, against the calls the agent really makes:
-// whole passes of hooks/agent run against a cluster in memory that records every call, with the
-// settings the delivered Deployment gives it. Every call must be allowed by the role (as the
-// apiserver's RBAC authorizer would judge it), and every verb the role grants must be used.
+// The cell agent's RBAC, as the hub delivers it, against the calls the agent really makes: whole
+// passes of hooks/agent run against a cluster in memory holding what the works create, with the
+// settings the delivered Deployment gives it, and every call is recorded. Every call must be
+// allowed by the delivered Roles and ClusterRole (as the apiserver's RBAC authorizer would judge
+// it), and every verb they grant on every name must be used. The remote-Cell e2e runs the same
+// passes against a real managed cluster (test/cluster/e2e/remote-agent-rbac.ts).
 import { expect } from 'chai';
 import { generateKeyPairSync } from 'node:crypto';
+import {
+  agentPasses,
+  deniedCalls,
+  grantsOf,
+  recording,
+  unusedGrants,
+  type Access,
+} from '../../test/support/agent-rbac.js';
 import { loadAgentConfig, type AgentConfig } from '../agent/config.js';
-import type { AgentApi } from '../agent/kube-api.js';
-import { runPass } from '../agent/pass.js';
-import { fakeApi, type FakeApi } from '../agent/testing.js';
-import { NOW, gpuNode, hostNamespace, pod, readyProvider } from '../cell/testing.js';
+import { fakeApi } from '../agent/testing.js';
+import { NOW, gpuNode, pod, readyProvider } from '../cell/testing.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { publicKeyPemOf } from '../remote/sealing.js';
-import {
-  AGENT_NAMESPACE,
-  AGENT_WORK_NAME,
-  SEALING_PUBLIC_KEY_CONFIGMAP,
-  SEALING_PUBLIC_KEY_KEY,
-} from '../remote/contract.js';
-import type { PolicyRule } from './agent-work.js';
+import { AGENT_NAME, AGENT_NAMESPACE, AGENT_WORK_NAME } from '../remote/contract.js';
 import { loadDeliveryConfig } from './config.js';
 import type { ManifestWork } from './manifest-work.js';
 import { syncDelivery } from './sync.js';
-import { remoteCell, syncRequest } from './testing.js';
-
-/** One API call as RBAC sees it. */
-interface Access {
-  verb: string;
-  group: string;
-  resource: string;
-  name?: string;
-}
-
-/** `/api/v1/...` or `/apis/<group>/<version>/...`, namespaced or not, a collection or an object. */
-function accessOf(verb: string, path: string): Access {
-  const segments = (path.split('?')[0] ?? '').split('/').filter((s) => s !== '');
-  const [group, rest] =
-    segments[0] === 'api' ? ['', segments.slice(2)] : [segments[1] ?? '', segments.slice(3)];
-  const scoped = rest[0] === 'namespaces' && rest.length >= 3 ? rest.slice(2) : rest;
-  const [resource = '', name] = scoped;
-  return { verb, group, resource, ...(name === undefined ? {} : { name }) };
-}
-
-/** The fake apiserver, recording each call; create names the object it posts. */
-function recording(api: FakeApi, calls: Access[]): AgentApi {
-  return {
-    list: (path) => (calls.push(accessOf('list', path)), api.list(path)),
-    get: (path) => (calls.push(accessOf('get', path)), api.get(path)),
-    create: (path, object) => (calls.push(accessOf('create', path)), api.create(path, object)),
-    update: (path, object) => (calls.push(accessOf('update', path)), api.update(path, object)),
-  };
-}
-
-/** RBAC's rule match (k8s.io/kubernetes plugin/pkg/auth/authorizer/rbac: RuleAllows). */
-function allows(rule: PolicyRule, access: Access): boolean {
-  const names = rule.resourceNames ?? [];
-  return (
-    rule.apiGroups.includes(access.group) &&
-    rule.resources.includes(access.resource) &&
-    rule.verbs.includes(access.verb) &&
-    (names.length === 0 || (access.name !== undefined && names.includes(access.name)))
-  );
-}
+import { placedVirtualCluster, remoteCell, syncRequest } from './testing.js';
 
 const hub = {
   KUBECELL_K3K_CONTROLLER: 'k3k-system/k3k',
   KUBECELL_CNI_DAEMONSET: 'kube-system/cilium',
   KUBECELL_TOPOLVM_DAEMONSET: 'topolvm-system/topolvm-node',
 };
+const PEM = publicKeyPemOf(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey);
+const KUBECONFIG = 'apiVersion: v1\nkind: Config\nclusters: []\n';
 
-/** The delivered ClusterRole's rules and the agent settings the delivered Deployment gives. */
-function delivered(): { rules: PolicyRule[]; config: AgentConfig } {
-  const config = loadDeliveryConfig(hub);
-  const [work] = syncDelivery(syncRequest([remoteCell()]), config).attachments as ManifestWork[];
-  expect(work?.metadata.name).to.equal(AGENT_WORK_NAME);
-  const object = (kind: string) => work?.spec.workload.manifests.find((m) => m.kind === kind);
-  const role = object('ClusterRole') as unknown as { rules: PolicyRule[] };
-  const deployment = object('Deployment') as unknown as {
+/** The works for one ManifestWork Cell and two VirtualClusters, and the agent's settings. */
+function delivered(): { works: ManifestWork[]; config: AgentConfig } {
+  const config = { ...loadDeliveryConfig(hub), publicKeyPem: PEM };
+  const vcs = [
+    placedVirtualCluster().vc,
+    placedVirtualCluster({ name: 'team-b', namespace: 'tenant-b', uid: 'uid-b' }).vc,
+  ];
+  const works = syncDelivery(syncRequest([remoteCell(), ...vcs]), config)
+    .attachments as ManifestWork[];
+  expect(works[0]?.metadata.name).to.equal(AGENT_WORK_NAME);
+  const deployment = manifests(works).find((m) => m.kind === 'Deployment') as unknown as {
     spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } };
   };
   const env = deployment.spec.template.spec.containers[0]?.env ?? [];
   return {
-    rules: role.rules,
+    works,
     config: loadAgentConfig(Object.fromEntries(env.map(({ name, value }) => [name, value]))),
   };
 }
 
-/** A cluster with a profile Node, a pod, the provider baseline and one delivered VirtualCluster. */
-function cluster(publicKeyPem: string, kubeconfig: string): KubernetesObject[] {
-  const namespace = hostNamespace('tenant-a') as KubernetesObject;
-  namespace.metadata.labels = {
-    ...namespace.metadata.labels,
-    'kubecell.io/virtualcluster-uid': 'uid-1',
-  };
-  namespace.metadata.annotations = { 'kubecell.io/virtualcluster': 'team-a' };
+const manifests = (works: ManifestWork[]): KubernetesObject[] =>
+  works.flatMap((work) => work.spec.workload.manifests);
+const roles = (works: ManifestWork[]): KubernetesObject[] =>
+  manifests(works).filter((m) => m.kind === 'Role' || m.kind === 'ClusterRole');
+
+function k3kSecret(namespace: string, vc: string, kubeconfig: string): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: `k3k-${vc}-kubeconfig`, namespace },
+    data: { 'kubeconfig.yaml': Buffer.from(kubeconfig).toString('base64') },
+  } as KubernetesObject;
+}
+
+/**
+ * The managed cluster once OCM's work agent applied the works (their Namespaces and ConfigMaps:
+ * what the agent reads), with a profile Node, a pod, the provider baseline and k3k's kubeconfigs.
+ */
+function cluster(works: ManifestWork[], kubeconfig: string): KubernetesObject[] {
   return [
     gpuNode('n1', {}, { address: '10.0.0.1' }),
     ...readyProvider(),
     pod('p1', 'kube-system', 'n1', [{ cpu: '1' }]),
-    namespace,
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'k3k-team-a-kubeconfig', namespace: 'tenant-a' },
-      data: { 'kubeconfig.yaml': Buffer.from(kubeconfig).toString('base64') },
-    } as KubernetesObject,
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: SEALING_PUBLIC_KEY_CONFIGMAP, namespace: AGENT_NAMESPACE },
-      data: { [SEALING_PUBLIC_KEY_KEY]: publicKeyPem },
-    } as KubernetesObject,
+    ...manifests(works).filter((m) => m.kind === 'Namespace' || m.kind === 'ConfigMap'),
+    k3kSecret('tenant-a', 'team-a', kubeconfig),
+    k3kSecret('tenant-b', 'team-b', kubeconfig),
   ];
 }
 
-describe("kubecell-delivery: the cell agent's ClusterRole is what the agent calls", function () {
+describe("kubecell-delivery: the cell agent's RBAC is what the agent calls", function () {
   this.timeout(20_000);
 
-  it('allows every call of whole agent passes, and grants no verb the agent does not use', async () => {
-    const { rules, config } = delivered();
-    const pem = publicKeyPemOf(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey);
-    const kubeconfig = 'apiVersion: v1\nkind: Config\nclusters: []\n';
-    const api = fakeApi(...cluster(pem, kubeconfig));
+  it('allows every call of whole agent passes, and grants no verb or name the agent does not use', async () => {
+    const { works, config } = delivered();
+    const api = fakeApi(...cluster(works, KUBECONFIG));
     const calls: Access[] = [];
-    const deps = { api: recording(api, calls), readFile: () => pem };
-    const at = (seconds: number) => new Date(NOW.getTime() + seconds * 1000);
-    // Creates the report and the sealed kubeconfig; the heartbeat and a new kubeconfig update
-    // them; without the mounted key file the key is read from its ConfigMap.
-    const first = await runPass({ ...deps, config, now: NOW });
-    expect(first.errors).to.deep.equal([]);
-    api.put(...cluster(pem, `${kubeconfig}# rotated\n`).filter((o) => o.kind === 'Secret'));
-    const withoutFile = { ...config };
-    delete withoutFile.publicKeyFile;
-    const second = await runPass({ ...deps, config: withoutFile, now: at(300) });
-    expect(second).to.deep.include({
-      reports: { a100: 'updated' },
-      sealed: { 'tenant-a': 'updated' },
-      errors: [],
-    });
-
-    const denied = calls.filter((call) => !rules.some((rule) => allows(rule, call)));
-    expect(denied, 'calls the role does not allow').to.deep.equal([]);
-    const unused = rules.flatMap((rule) =>
-      rule.apiGroups.flatMap((group) =>
-        rule.resources.flatMap((resource) =>
-          rule.verbs
-            .filter((verb) => !calls.some((c) => allows(rule, c) && c.verb === verb))
-            .map((verb) => `${verb} ${group}/${resource}`),
+    const passes = await agentPasses({
+      api: recording(api, calls),
+      config,
+      publicKeyPem: PEM,
+      now: NOW,
+      changeKubeconfigs: async () =>
+        api.put(
+          k3kSecret('tenant-a', 'team-a', `${KUBECONFIG}# rotated\n`),
+          k3kSecret('tenant-b', 'team-b', `${KUBECONFIG}# rotated\n`),
         ),
-      ),
-    );
-    expect(unused, 'verbs granted but never used').to.deep.equal([]);
+    });
+    const updated = { reports: { a100: 'updated' }, errors: [] };
+    const sealed = { 'tenant-a': 'updated', 'tenant-b': 'updated' };
+    expect(passes).to.deep.equal([
+      { ...updated, sealed },
+      { ...updated, sealed },
+    ]);
+    const grants = grantsOf(roles(works));
+    expect(deniedCalls(calls, grants), 'calls the roles do not allow').to.deep.equal([]);
+    expect(unusedGrants(calls, grants), 'granted but never used').to.deep.equal([]);
   });
 
-  it('reads Secrets by name only, watches nothing, and names the baseline objects it reads', () => {
-    const { rules } = delivered();
-    const verbs = (resource: string) =>
-      rules.filter((rule) => rule.resources.includes(resource)).flatMap((rule) => rule.verbs);
-    expect(verbs('secrets')).to.deep.equal(['get']);
-    expect(rules.flatMap((rule) => rule.verbs)).to.not.include.members(['watch', '*', 'delete']);
-    const named = (resource: string) =>
-      rules.find((rule) => rule.resources.includes(resource))?.resourceNames;
-    expect(named('deployments')).to.deep.equal(['k3k']);
-    expect(named('daemonsets')).to.deep.equal(['cilium', 'topolvm-node']);
-    expect(named('customresourcedefinitions')).to.deep.equal([
-      'clusters.k3k.io',
-      'virtualclusterpolicies.k3k.io',
+  it('holds nothing cluster-wide on Secrets or ConfigMaps, creates nothing, and binds each Role', () => {
+    const { works } = delivered();
+    const grants = grantsOf(roles(works));
+    const sensitive = grants.filter(({ rule }) =>
+      rule.resources.some((resource) => resource === 'secrets' || resource === 'configmaps'),
+    );
+    expect(sensitive.map((grant) => grant.namespace)).to.deep.equal([
+      AGENT_NAMESPACE,
+      AGENT_NAMESPACE,
+      'tenant-a',
+      'tenant-a',
+      'tenant-b',
+      'tenant-b',
     ]);
-    for (const rule of rules) {
-      const writes = rule.verbs.filter((verb) => verb !== 'get' && verb !== 'list');
-      if (writes.length > 0) expect(rule.resources, 'written').to.deep.equal(['configmaps']);
+    for (const { rule } of sensitive) expect(rule.resourceNames, 'named').to.have.length(1);
+    const verbs = grants.flatMap(({ rule }) => rule.verbs);
+    expect(verbs).to.not.include.members(['create', 'watch', 'delete', 'patch', '*']);
+    const cluster = grants.filter((grant) => grant.namespace === undefined);
+    expect(cluster.flatMap(({ rule }) => rule.resources)).to.not.include.members([
+      'secrets',
+      'configmaps',
+    ]);
+    for (const { rule } of cluster) {
+      if (rule.verbs.includes('get'))
+        expect(rule.resourceNames ?? [], 'get by name').to.have.length.greaterThan(0);
+    }
+    for (const role of roles(works)) {
+      const binding = manifests(works).find(
+        (m) => m.kind === `${role.kind}Binding` && m.metadata.name === role.metadata.name,
+      ) as (KubernetesObject & { subjects: unknown; roleRef: { name: string } }) | undefined;
+      expect(binding?.roleRef.name, `${role.kind} ${role.metadata.name} bound`).to.equal(
+        role.metadata.name,
+      );
+      expect(binding?.metadata.namespace).to.equal(role.metadata.namespace);
+      expect(binding?.subjects).to.deep.equal([
+        { kind: 'ServiceAccount', name: AGENT_NAME, namespace: AGENT_NAMESPACE },
+      ]);
     }
   });
 });

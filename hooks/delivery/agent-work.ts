@@ -1,7 +1,9 @@
 /**
- * The ManifestWork `kubecell-cell-agent`: KubeCell's cell agent on a managed cluster, its RBAC,
- * the hub's public sealing key, and the report ConfigMaps (one per machine profile of a Cell
- * bound to the cluster) the hub reads back as status feedback (decision D34).
+ * The ManifestWork `kubecell-cell-agent`: KubeCell's cell agent on a managed cluster, its RBAC
+ * (agent-rbac.ts), the hub's public sealing key, and the report ConfigMaps (one per machine
+ * profile of a Cell bound to the cluster) the hub reads back as status feedback (decision D34).
+ * The work creates each report ConfigMap empty (`CreateOnly`, never rewritten): the agent may
+ * only read and update them by name.
  *
  * The agent is the hook server's image run as `kubecell agent`
  * (`node --import tsx hooks/cli/kubecell.ts agent`, the Dockerfile's runtime). Its settings:
@@ -10,7 +12,7 @@
  * provider baseline's names as the hub's Cell controller has them (AGENT_ENV.k3kController,
  * cniDaemonSet, topolvmDaemonSet), one source for the agent's checks and the NetworkPolicies.
  *
- * Deleting the work deletes the agent, its RBAC and the public key, but leaves its Namespace:
+ * Deleting the work deletes the agent, its RBAC, the public key and the reports, but leaves its Namespace:
  * the managed cluster may be the hub itself, whose kubecell-system holds the hook server.
  */
 import type { KubernetesObject } from '../metacontroller/protocol.js';
@@ -28,101 +30,45 @@ import {
 } from '../remote/contract.js';
 import { DEFAULT_DELIVERY_CONFIG, type DeliveryConfig, type ProviderBaseline } from './config.js';
 import {
+  AGENT_LABELS,
+  agentClusterRules,
+  agentNamespaceRules,
+  agentRoleAndBinding,
+} from './agent-rbac.js';
+import {
   agentConfigMap,
+  createOnly,
   manifestWork,
   orphaning,
-  readOnlyWithFeedback,
   type ManifestWork,
 } from './manifest-work.js';
-
-/** Labels of the agent's objects and of its work. */
-export const AGENT_LABELS = Object.freeze({
-  'app.kubernetes.io/name': 'kubecell',
-  'app.kubernetes.io/component': 'cell-agent',
-  'app.kubernetes.io/managed-by': 'kubecell',
-});
 
 /** The agent's command: the `kubecell` CLI of the image (package.json `bin`). */
 export const AGENT_COMMAND = ['node', '--import', 'tsx', 'hooks/cli/kubecell.ts'];
 export const AGENT_ARGS = ['agent'];
 
-/** One rule of a ClusterRole (rbac.authorization.k8s.io/v1 PolicyRule). */
-export interface PolicyRule {
-  apiGroups: string[];
-  resources: string[];
-  resourceNames?: string[];
-  verbs: string[];
-}
-
-/**
- * Exactly what the agent calls (hooks/agent: observe.ts, write.ts, seal-kubeconfigs.ts), no
- * `watch`: it lists the profile Nodes, every pod, Service and PersistentVolume and the host
- * Namespaces; it reads by name the k3k Namespace, k3k's CRDs and controller Deployment, the CNI
- * and TopoLVM DaemonSets (those names only: the hub's provider baseline, as the Deployment
- * passes it) and k3k's kubeconfig Secrets (any name: one per VirtualCluster, `get` only); it
- * reads, creates and updates ConfigMaps (its reports, each host namespace's sealed kubeconfig).
- */
-export function agentRules(baseline: ProviderBaseline): PolicyRule[] {
-  const names = (...list: string[]) => [...new Set(list)].sort();
-  return [
-    {
-      apiGroups: [''],
-      resources: ['nodes', 'persistentvolumes', 'pods', 'services'],
-      verbs: ['list'],
-    },
-    { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list'] },
-    { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
-    { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'update'] },
-    {
-      apiGroups: ['apps'],
-      resources: ['deployments'],
-      resourceNames: names(baseline.k3kController.name),
-      verbs: ['get'],
-    },
-    {
-      apiGroups: ['apps'],
-      resources: ['daemonsets'],
-      resourceNames: names(baseline.cniDaemonSet.name, baseline.topolvmNodeDaemonSet.name),
-      verbs: ['get'],
-    },
-    {
-      apiGroups: ['apiextensions.k8s.io'],
-      resources: ['customresourcedefinitions'],
-      resourceNames: names(...baseline.k3kCRDs),
-      verbs: ['get'],
-    },
-  ];
-}
-
 /** The settings the agent's work is rendered from (no providerBaseline: the defaults). */
 export type AgentWorkConfig = Pick<DeliveryConfig, 'agentImage' | 'publicKeyPem'> &
   Partial<Pick<DeliveryConfig, 'providerBaseline'>>;
 
-function meta(name: string, namespaced = true) {
-  return {
-    name,
-    ...(namespaced ? { namespace: AGENT_NAMESPACE } : {}),
-    labels: { ...AGENT_LABELS },
-  };
+function meta(name: string) {
+  return { name, namespace: AGENT_NAMESPACE, labels: { ...AGENT_LABELS } };
 }
 
-function rbac(baseline: ProviderBaseline): KubernetesObject[] {
-  const rbacApi = 'rbac.authorization.k8s.io/v1';
+/** The ServiceAccount and its RBAC (agent-rbac.ts); each VirtualCluster's work adds a Role. */
+function rbac(
+  baseline: ProviderBaseline,
+  reportNames: string[],
+  publicKey: boolean,
+): KubernetesObject[] {
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(AGENT_NAME) },
-    {
-      apiVersion: rbacApi,
-      kind: 'ClusterRole',
-      metadata: meta(AGENT_NAME, false),
-      rules: agentRules(baseline),
-    } as KubernetesObject,
-    {
-      apiVersion: rbacApi,
-      kind: 'ClusterRoleBinding',
-      metadata: meta(AGENT_NAME, false),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: AGENT_NAME },
-      subjects: [{ kind: 'ServiceAccount', name: AGENT_NAME, namespace: AGENT_NAMESPACE }],
-    } as KubernetesObject,
+    ...agentRoleAndBinding(AGENT_NAME, undefined, agentClusterRules(baseline)),
+    ...agentRoleAndBinding(
+      AGENT_NAME,
+      AGENT_NAMESPACE,
+      agentNamespaceRules(reportNames, publicKey),
+    ),
   ];
 }
 
@@ -235,12 +181,13 @@ export function renderAgentWork(
     metadata: { name: AGENT_NAMESPACE, labels: { ...AGENT_LABELS } },
   };
   const reports = profiles.map((profile) =>
-    agentConfigMap(reportConfigMapName(profile), AGENT_NAMESPACE),
+    agentConfigMap(reportConfigMapName(profile), AGENT_NAMESPACE, AGENT_LABELS),
   );
   const baseline = config.providerBaseline ?? DEFAULT_DELIVERY_CONFIG.providerBaseline;
+  const reportNames = reports.map((report) => report.metadata.name);
   const manifests = [
     namespace,
-    ...rbac(baseline),
+    ...rbac(baseline, reportNames, config.publicKeyPem !== undefined),
     ...(config.publicKeyPem === undefined ? [] : [publicKeyConfigMap(config.publicKeyPem)]),
     agentDeployment(profiles, config.agentImage, baseline),
     ...reports,
@@ -251,7 +198,7 @@ export function renderAgentWork(
     {
       deleteOption: orphaning([namespace]),
       manifestConfigs: reports.map((report) =>
-        readOnlyWithFeedback(report, [{ name: FEEDBACK.report, path: `.data.${REPORT_KEY}` }]),
+        createOnly(report, [{ name: FEEDBACK.report, path: `.data.${REPORT_KEY}` }]),
       ),
     },
   );

@@ -63,7 +63,7 @@ describe('kubecell-delivery: the ManifestWorks of a ManagedCluster', () => {
       ).to.deep.equal([]);
     });
 
-    it('carries the agent, its RBAC, the public key and one ReadOnly report per bound profile', () => {
+    it('carries the agent, its RBAC, the public key and one CreateOnly report per bound profile', () => {
       const [agent, ...rest] = works([
         remoteCell({ name: 'b', profile: 'h100' }),
         remoteCell({ name: 'a', profile: 'a100' }),
@@ -78,6 +78,8 @@ describe('kubecell-delivery: the ManifestWorks of a ManagedCluster', () => {
           'ServiceAccount/kubecell-cell-agent',
           'ClusterRole/kubecell-cell-agent',
           'ClusterRoleBinding/kubecell-cell-agent',
+          'Role/kubecell-cell-agent',
+          'RoleBinding/kubecell-cell-agent',
           `ConfigMap/${SEALING_PUBLIC_KEY_CONFIGMAP}`,
           'Deployment/kubecell-cell-agent',
           'ConfigMap/kubecell-cell-report-a100',
@@ -98,7 +100,8 @@ describe('kubecell-delivery: the ManifestWorks of a ManagedCluster', () => {
           feedbackRules: [
             { type: 'JSONPaths', jsonPaths: [{ name: FEEDBACK.report, path: '.data.report' }] },
           ],
-          updateStrategy: { type: 'ReadOnly' },
+          // Created empty and never rewritten: the agent fills it (agent-rbac.ts).
+          updateStrategy: { type: 'CreateOnly' },
         })),
       );
       // The managed cluster may be the hub itself: its kubecell-system is never deleted.
@@ -141,26 +144,34 @@ describe('kubecell-delivery: the ManifestWorks of a ManagedCluster', () => {
       expect(kinds).to.include('ConfigMap/kubecell-cell-report-a100');
     });
 
-    it('grants the agent reads and ConfigMap writes only: no write to anything else, no RBAC', () => {
-      const role = manifest(named(works([remoteCell()]), 'kubecell-cell-agent'), 'ClusterRole');
-      const rules = role['rules'] as {
-        apiGroups: string[];
-        resources: string[];
-        verbs: string[];
-      }[];
-      for (const rule of rules) {
-        const writes = rule.verbs.filter((verb) => !['get', 'list', 'watch'].includes(verb));
-        if (writes.length > 0) expect(rule.resources, 'written').to.deep.equal(['configmaps']);
-        expect(rule.verbs).to.not.include('*');
+    it('grants the agent reads cluster-wide and writes to its own ConfigMaps by name only, no RBAC', () => {
+      const work = named(works([remoteCell()]), 'kubecell-cell-agent');
+      const rules = (kind: string) =>
+        manifest(work, kind)['rules'] as {
+          apiGroups: string[];
+          resources: string[];
+          resourceNames?: string[];
+          verbs: string[];
+        }[];
+      for (const rule of rules('ClusterRole')) {
+        expect(rule.verbs.filter((verb) => verb !== 'get' && verb !== 'list')).to.deep.equal([]);
+        expect(rule.resources).to.not.include.members(['secrets', 'configmaps']);
         expect(rule.apiGroups).to.not.include('rbac.authorization.k8s.io');
       }
-      expect(rules.flatMap((rule) => rule.resources)).to.include.members([
-        'nodes',
-        'pods',
-        'services',
-        'namespaces',
-        'secrets',
-        'configmaps',
+      expect(manifest(work, 'Role').metadata.namespace).to.equal(AGENT_NAMESPACE);
+      expect(rules('Role')).to.deep.equal([
+        {
+          apiGroups: [''],
+          resources: ['configmaps'],
+          resourceNames: ['kubecell-cell-report-a100'],
+          verbs: ['get', 'update'],
+        },
+        {
+          apiGroups: [''],
+          resources: ['configmaps'],
+          resourceNames: [SEALING_PUBLIC_KEY_CONFIGMAP],
+          verbs: ['get'],
+        },
       ]);
     });
   });
@@ -181,6 +192,8 @@ describe('kubecell-delivery: the ManifestWorks of a ManagedCluster', () => {
           'LimitRange/kubecell-team-a-defaults',
           'Cluster/team-a',
           'Service/kubecell-team-a-api',
+          'Role/kubecell-team-a-cell-agent',
+          'RoleBinding/kubecell-team-a-cell-agent',
           `ConfigMap/${sealedKubeconfigConfigMapName('team-a')}`,
         ],
       );
@@ -275,7 +288,7 @@ describe('kubecell-delivery: the ManifestWorks of a ManagedCluster', () => {
               jsonPaths: [{ name: FEEDBACK.sealedKubeconfig, path: '.data.sealed' }],
             },
           ],
-          updateStrategy: { type: 'ReadOnly' },
+          updateStrategy: { type: 'CreateOnly' },
         },
       ]);
       const orphans = work.spec.deleteOption?.selectivelyOrphans?.orphaningRules ?? [];

@@ -9,10 +9,14 @@
  *   field's description says (`getValueByJsonPath`, `pkg/work/spoke/statusfeedback/reader.go`),
  *   so `.data.report` and `.spec.ports[0].nodePort` work. Strings and integers come back without
  *   the `RawFeedbackJsonString` gate and without a length cap.
- * - `ReadOnly` applies nothing (`pkg/work/spoke/apply/read_only_apply.go`) and never deletes:
- *   the manifest only needs its metadata, and feedback is still read once the object exists
- *   (`pkg/work/spoke/controllers/statuscontroller/availablestatus_controller.go`).
- * - `CreateOnly` creates the object once and never updates it.
+ * - `CreateOnly` creates the object when it is absent and otherwise only adds the work's owner
+ *   reference to it (`pkg/work/spoke/apply/create_only_apply.go`, `helper.ApplyOwnerReferences`
+ *   in `pkg/work/helper/helpers.go`): it never rewrites what another writer put there, adopts an
+ *   object that already exists, and deletes it with the work. Feedback is read whatever the
+ *   strategy (`pkg/work/spoke/controllers/statuscontroller/availablestatus_controller.go`).
+ *   The default `Update` would fight the cell agent over a ConfigMap it fills: for a ConfigMap it
+ *   rewrites every data key the manifest does not hold (library-go's `ApplyConfigMapImproved`,
+ *   vendored in ocm v1.3.1).
  */
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { MANIFEST_WORK_API_VERSION, MANIFEST_WORK_KIND } from '../remote/feedback.js';
@@ -84,18 +88,6 @@ export function identifierOf(manifest: KubernetesObject): ResourceIdentifier {
   };
 }
 
-/** A manifest observed, never written (`ReadOnly`), whose `paths` come back as feedback. */
-export function readOnlyWithFeedback(
-  manifest: KubernetesObject,
-  paths: JsonPath[],
-): ManifestConfigOption {
-  return {
-    resourceIdentifier: identifierOf(manifest),
-    feedbackRules: [{ type: 'JSONPaths', jsonPaths: paths }],
-    updateStrategy: { type: 'ReadOnly' },
-  };
-}
-
 /** A manifest applied as usual (`Update`) whose `paths` come back as feedback. */
 export function feedbackOf(manifest: KubernetesObject, paths: JsonPath[]): ManifestConfigOption {
   return {
@@ -127,9 +119,20 @@ export function orphaning(orphans: readonly KubernetesObject[]): DeleteOption {
   };
 }
 
-/** A ConfigMap the agent writes, as a ReadOnly manifest: its metadata only. */
-export function agentConfigMap(name: string, namespace: string): KubernetesObject {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace } };
+/**
+ * A ConfigMap the cell agent fills: the work creates it empty (give it `createOnly`) and the agent
+ * only reads and updates it by name, since RBAC cannot name what may be created (agent-rbac.ts).
+ */
+export function agentConfigMap(
+  name: string,
+  namespace: string,
+  labels: Readonly<Record<string, string>>,
+): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace, labels: { ...labels } },
+  };
 }
 
 export function manifestWork(

@@ -11,13 +11,16 @@
  * - The ResourceQuota, LimitRange, k3k Cluster and API NodePort Service, from the
  *   VirtualCluster controller's own render functions: byte for byte its local children. The
  *   k3k Cluster is `CreateOnly`, as the local one is `OnDelete`: created once, never rewritten.
- * - The ConfigMap the agent seals the kubeconfig into, observed only (`ReadOnly`).
+ * - What the cell agent needs to seal the kubeconfig (agent-rbac.ts): the ConfigMap it seals
+ *   into, created empty and never rewritten (`CreateOnly`), and a Role with its RoleBinding that
+ *   let the agent's ServiceAccount get k3k's kubeconfig Secret and get and update that ConfigMap,
+ *   by name: the agent holds nothing on Secrets or ConfigMaps cluster-wide.
  *
  * Feedback: k3k's status of the Cluster (its phase and `Ready` condition, K3K_STATUS_PATHS), the
  * Service's `spec.ports[0].nodePort` (FEEDBACK.nodePort) and the sealed kubeconfig
  * (FEEDBACK.sealedKubeconfig). Deleting the work deletes every manifest but the
  * Namespace and the NetworkPolicies (`SelectivelyOrphan`): VirtualClusters of one namespace
- * share them. The ReadOnly ConfigMap is never deleted by the work agent.
+ * share them. The sealed ConfigMap and the Role go with the work.
  */
 import type { ResolvedPlacement, VirtualCluster } from '../generated/types/index.js';
 import { renderNetworkPolicies } from '../host-namespace/network-policies.js';
@@ -48,9 +51,14 @@ import {
   feedbackOf,
   manifestWork,
   orphaning,
-  readOnlyWithFeedback,
   type ManifestWork,
 } from './manifest-work.js';
+import {
+  AGENT_LABELS,
+  agentRoleAndBinding,
+  virtualClusterAgentRoleName,
+  virtualClusterAgentRules,
+} from './agent-rbac.js';
 
 /** The feedback JSONPaths of a VirtualCluster's work. */
 export const NODE_PORT_PATH = '.spec.ports[0].nodePort';
@@ -130,6 +138,12 @@ export function renderVirtualClusterWork(
   const sealed = agentConfigMap(
     sealedKubeconfigConfigMapName(vc.metadata.name),
     resolved.hostNamespace,
+    AGENT_LABELS,
+  );
+  const access = agentRoleAndBinding(
+    virtualClusterAgentRoleName(vc.metadata.name),
+    resolved.hostNamespace,
+    virtualClusterAgentRules(vc.metadata.name),
   );
   const manifests = [
     namespace,
@@ -138,6 +152,7 @@ export function renderVirtualClusterWork(
     renderLimitRange(names, resolved, labels),
     cluster,
     service,
+    ...access,
     sealed,
   ];
   return manifestWork(
@@ -155,9 +170,7 @@ export function renderVirtualClusterWork(
           K3K_STATUS_PATHS.map((path) => ({ ...path })),
         ),
         feedbackOf(service, [{ name: FEEDBACK.nodePort, path: NODE_PORT_PATH }]),
-        readOnlyWithFeedback(sealed, [
-          { name: FEEDBACK.sealedKubeconfig, path: SEALED_KUBECONFIG_PATH },
-        ]),
+        createOnly(sealed, [{ name: FEEDBACK.sealedKubeconfig, path: SEALED_KUBECONFIG_PATH }]),
       ],
     },
   );

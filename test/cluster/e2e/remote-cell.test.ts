@@ -5,9 +5,10 @@
 // the hub. The scenarios check with kubectl on both clusters: the Cell turns Ready from the real
 // agent's lease and the cell agent's report; the plan is judged on that inventory; the
 // VirtualCluster's children appear on the managed cluster's apiserver and its status on the hub
-// reaches Ready with the endpoint, and the tenant reads k3k's kubeconfig on the hub; stopping
-// OCM's agents turns both Degraded; deleting the VirtualCluster removes its children there; the
-// hub's components hold no credential or route to the managed cluster.
+// reaches Ready with the endpoint, and the tenant reads k3k's kubeconfig on the hub; the cell
+// agent holds only what its passes call (its Roles, by name) and the apiserver refuses it the
+// rest; stopping OCM's agents turns both Degraded; deleting the VirtualCluster removes its
+// children there; the hub's components hold no credential or route to the managed cluster.
 import { expect } from 'chai';
 import path from 'node:path';
 import { parse } from 'yaml';
@@ -28,6 +29,7 @@ import {
   virtualCluster,
   virtualNodeClass,
 } from './cell-fixtures.js';
+import { agentRbacOnManagedCluster } from './remote-agent-rbac.js';
 import {
   MANAGED_CLUSTER,
   MANIFESTWORK,
@@ -209,6 +211,29 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
     expect(key).to.be.a('string');
     expect(text).to.not.contain(key!);
     expect(text).to.contain('sealedKubeconfig');
+  });
+
+  it('the cell agent holds exactly what its passes call, by name; anything else on the managed apiserver is refused', async function () {
+    // One writer at a time: the delivered agent pauses while the test's passes run as it.
+    await agent?.stop();
+    const findings = await agentRbacOnManagedCluster(world, { namespace, name });
+    agent = await runDeliveredAgent(world);
+    expect(findings.passes.map((pass) => pass.errors)).to.deep.equal([[], []]);
+    expect(findings.passes[1]).to.deep.include({
+      reports: { [profile]: 'updated' },
+      sealed: { [namespace]: 'updated' },
+    });
+    expect(findings.denied, 'calls the bound roles do not allow').to.deep.equal([]);
+    expect(findings.unused, 'granted but never used').to.deep.equal([]);
+    const clusterWide = findings.grants.filter((grant) => grant.namespace === undefined);
+    expect(clusterWide.flatMap((grant) => grant.rule.resources)).to.not.include.members([
+      'secrets',
+      'configmaps',
+    ]);
+    for (const [call, status] of Object.entries(findings.outside)) {
+      expect(status, call).to.equal(403);
+    }
+    await eventuallyPhase(world.stack, VC, name, namespace, 'Ready', 60_000);
   });
 
   it('stopping OCM’s agents turns the Cell and the VirtualCluster Degraded; restarting them, Ready', async function () {
