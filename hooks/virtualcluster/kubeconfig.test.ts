@@ -96,6 +96,13 @@ describe('kubeconfig written by KubeCell', () => {
       'https://[::1]\u2028    proxy-url:\u2028      http://evil.example:1',
       'https://user@10.0.12.7:31234',
       'https://10.0.12.7',
+      'https://API.example:1',
+      'https://1.2.3.999:1',
+      'https://[:::::]:1',
+      'https://[10.0.12.7]:1',
+      'https://fd00::7:1',
+      'https://10.0.12.7:0',
+      'https://10.0.12.7:65536',
     ]) {
       const result = rewriteKubeconfigServer(K3K_KUBECONFIG, server);
       expect(result, server).to.deep.include({ ok: false, refusal: 'rejected' });

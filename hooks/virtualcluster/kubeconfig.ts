@@ -19,6 +19,7 @@
  * their formatting; comments are dropped.
  */
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { isEndpointAddress, isIpAddress } from '../kube/addresses.js';
 import { memoiseByText, stringBytes, type TextMemoStats } from '../memo/bounded-memo.js';
 import { describeForbiddenCharacter, firstForbiddenCharacter } from './kubeconfig-characters.js';
 import {
@@ -74,11 +75,25 @@ function tooLarge(text: string): { ok: false; refusal: 'rejected'; problem: stri
   };
 }
 
+/** An endpoint URL as endpointUrl writes it: `https://`, a host (IPv6 in brackets), a port. */
+const ENDPOINT_URL = /^https:\/\/(?:\[([^\]]*)\]|([^:/[\]]*)):([0-9]{1,5})$/;
+
 /**
- * An endpoint URL as endpointUrl writes it: https, an IPv4 address, a bracketed IPv6 address or
- * a DNS name, and a port; nothing a YAML or URL parser could read as more (issue 23, finding 2).
+ * Whether `server` is an endpoint URL of an IP address or DNS name (hooks/kube/addresses.ts) and
+ * a port from 1 to 65535: nothing a YAML or URL parser could read as more (issue 23, finding 2).
  */
-const ENDPOINT_URL = /^https:\/\/(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/;
+function isEndpointUrl(server: string): boolean {
+  const match = ENDPOINT_URL.exec(server);
+  if (match === null) return false;
+  const [, bracketed, plain, port] = match;
+  const host = bracketed ?? plain;
+  const portNumber = Number(port);
+  const hostOk =
+    bracketed !== undefined
+      ? isIpAddress(host) && host!.includes(':')
+      : isEndpointAddress(host) && !host!.includes(':');
+  return hostOk && portNumber >= 1 && portNumber <= 65535;
+}
 
 /**
  * A kubeconfig written anew from the allowlisted values of `source`, with `server` as the
@@ -87,7 +102,7 @@ const ENDPOINT_URL = /^https:\/\/(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5
  * text, within REWRITE_MEMO_BYTES).
  */
 export function rewriteKubeconfigServer(source: string, server: string): RewriteResult {
-  if (!ENDPOINT_URL.test(server) || server.length > MAX_SERVER_LENGTH) {
+  if (server.length > MAX_SERVER_LENGTH || !isEndpointUrl(server)) {
     return {
       ok: false,
       refusal: 'rejected',
