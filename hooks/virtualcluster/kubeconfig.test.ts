@@ -69,6 +69,13 @@ describe('kubeconfig written by KubeCell', () => {
     const text = rewritten(K3K_KUBECONFIG);
     expect(canonicalKubeconfig(text)).to.deep.equal({ ok: true, text });
     expect(rewritten(text)).to.equal(text);
+    // A server edited into more than an endpoint URL is not kept.
+    const proxied = text.replace(URL, 'https://10.0.12.7:31234/#');
+    expect(canonicalKubeconfig(proxied)).to.deep.include({
+      ok: false,
+      problem:
+        'clusters[0].cluster.server is not an https URL of an IP address or DNS name and a port',
+    });
   });
 
   it('quotes values YAML 1.1 would read as booleans or numbers', () => {

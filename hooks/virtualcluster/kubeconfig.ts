@@ -203,6 +203,17 @@ function missingServers(document: Document): string | undefined {
 function rewriteUncached(source: string, server: string | undefined): RewriteResult {
   const parsed = parseKubeconfig(source);
   if (!parsed.ok) return parsed;
+  // A kept Secret keeps its servers only if they are endpoint URLs, as KubeCell wrote them.
+  const foreign = (parsed.config.clusters ?? []).findIndex(
+    (entry) => server === undefined && !isEndpointUrl(entry.cluster.server),
+  );
+  if (foreign >= 0) {
+    return {
+      ok: false,
+      refusal: 'rejected',
+      problem: `clusters[${foreign}].cluster.server is not an https URL of an IP address or DNS name and a port`,
+    };
+  }
   const text = writeKubeconfig(parsed.config, server);
   // What is published must pass the check a published Secret is held to (render.ts).
   if (oversized(text)) {
