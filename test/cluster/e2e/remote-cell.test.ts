@@ -10,6 +10,7 @@
 // rest; stopping OCM's agents turns both Degraded; deleting the VirtualCluster removes its
 // children there; the hub's components hold no credential or route to the managed cluster.
 import { expect } from 'chai';
+import { expectPublishedKubeconfig } from '../../../hooks/virtualcluster/testing.js';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { ANNOTATIONS } from '../../../hooks/kube/labels.js';
@@ -168,10 +169,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
     const secretName = `kubecell-${name}-${uid}-admin-kubeconfig`;
     const published = kubeconfigText(await getObject(world.stack, 'secret', secretName, namespace));
     const original = kubeconfigText(await remote('secret', `k3k-${name}-kubeconfig`));
-    const server = /^ {4}server: (.+)$/m.exec(original)?.[1];
-    expect(published).to.equal(
-      original.replace(`server: ${server}`, `server: https://${endpoint.address}:${endpoint.port}`),
-    );
+    expectPublishedKubeconfig(published, `https://${endpoint.address}:${endpoint.port}`, original);
     const users = (parse(published) as { users: { user: Record<string, string> }[] }).users;
     expect(users[0]!.user['client-key-data'], 'a usable credential').to.be.a('string');
   });
