@@ -12,6 +12,9 @@ describe('hook server config', () => {
       maxInflight: 64,
       retryAfterSeconds: 1,
       deadlines: { headersSeconds: 10, bodySeconds: 20, requestSeconds: 30 },
+      bodyBudget: '96mb',
+      bodyBudgetBytes: 96 * 1024 * 1024,
+      maxConnections: 1000,
     });
   });
 
@@ -21,6 +24,8 @@ describe('hook server config', () => {
         KUBECELL_PORT: '9443',
         KUBECELL_BODY_LIMIT: '128MB',
         KUBECELL_LOG_LEVEL: 'DEBUG',
+        // The budget must take a body of the limit's size.
+        KUBECELL_BODY_BUDGET: '256mb',
       }),
     ).to.deep.equal({
       port: 9443,
@@ -30,6 +35,9 @@ describe('hook server config', () => {
       maxInflight: 64,
       retryAfterSeconds: 1,
       deadlines: { headersSeconds: 10, bodySeconds: 20, requestSeconds: 30 },
+      bodyBudget: '256mb',
+      bodyBudgetBytes: 256 * 1024 * 1024,
+      maxConnections: 1000,
     });
   });
 
@@ -55,6 +63,60 @@ describe('hook server config', () => {
     }
   });
   // --- end load shedding
+
+  // --- memory and connection bounds (body-budget.ts, connections.ts)
+  it('reads KUBECELL_BODY_BUDGET and KUBECELL_MAX_CONNECTIONS', () => {
+    const config = loadConfig(
+      { KUBECELL_BODY_BUDGET: '1gb', KUBECELL_MAX_CONNECTIONS: '300' },
+      { openFiles: 1024 },
+    );
+    expect(config).to.deep.include({
+      bodyBudget: '1gb',
+      bodyBudgetBytes: 1024 ** 3,
+      maxConnections: 300,
+    });
+  });
+
+  it('refuses a budget that is no size, or smaller than a body the server accepts', () => {
+    expect(() => loadConfig({ KUBECELL_BODY_BUDGET: 'plenty' })).to.throw(
+      ConfigError,
+      /KUBECELL_BODY_BUDGET="plenty" is not a size; .*e\.g\. 96mb \(default 96mb\)/,
+    );
+    expect(() => loadConfig({ KUBECELL_BODY_BUDGET: '32mb' })).to.throw(
+      ConfigError,
+      'KUBECELL_BODY_BUDGET=32mb is smaller than KUBECELL_BODY_LIMIT (64mb): a body of that ' +
+        'size could never be received; raise KUBECELL_BODY_BUDGET to at least 64mb (default 96mb)',
+    );
+    // With a small hook limit, the webhook's 8 MiB is the floor.
+    expect(() => loadConfig({ KUBECELL_BODY_LIMIT: '1mb', KUBECELL_BODY_BUDGET: '4mb' })).to.throw(
+      ConfigError,
+      /smaller than the webhook's body limit \(8mb\)/,
+    );
+    expect(
+      loadConfig({ KUBECELL_BODY_LIMIT: '1mb', KUBECELL_BODY_BUDGET: '8mb' }).bodyBudgetBytes,
+    ).to.equal(8 * 1024 * 1024);
+  });
+
+  it('refuses a connection cap out of range, or beyond the open-file limit', () => {
+    for (const value of ['0', '-1', '2.5', 'many', '1000001']) {
+      expect(() => loadConfig({ KUBECELL_MAX_CONNECTIONS: value }, {}), value).to.throw(
+        ConfigError,
+        /KUBECELL_MAX_CONNECTIONS=.* is not a connection count; .*from 1 to 1000000 \(default 1000\)/,
+      );
+    }
+    // Both ports at the cap, plus 100 descriptors for everything else.
+    expect(loadConfig({}, { openFiles: 2100 }).maxConnections).to.equal(1000);
+    expect(() => loadConfig({}, { openFiles: 400 })).to.throw(
+      ConfigError,
+      'KUBECELL_MAX_CONNECTIONS=1000 does not fit the open-file limit of 400: both ports at the ' +
+        'cap plus 100 descriptors need 2100; set it to at most 150 or raise the limit (ulimit -n, ' +
+        "or the container runtime's)",
+    );
+    expect(
+      loadConfig({ KUBECELL_MAX_CONNECTIONS: '150' }, { openFiles: 400 }).maxConnections,
+    ).to.equal(150);
+  });
+  // --- end memory and connection bounds
 
   // --- deadlines (hooks/server/deadlines.ts)
   it('reads the headers, body and request deadlines', () => {

@@ -20,7 +20,8 @@
  * The deadlines are checked once a second (`connectionsCheckingInterval`), so one fires within
  * a second of being due. A keep-alive connection waiting between requests is not subject to the
  * headers and body deadlines (only to `keepAliveTimeout`); Metacontroller and the apiserver keep
- * idle connections for 90 s.
+ * idle connections for 90 s. A connection that has not sent a byte yet is subject to the headers
+ * deadline. On the HTTPS port a TLS handshake gets the headers deadline as well (tls.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -30,7 +31,11 @@ export interface Deadlines {
   requestSeconds: number;
 }
 
-/** Go's HTTP clients keep idle connections for 90 s; a server closing first races their reuse. */
+/**
+ * Go's HTTP clients keep idle connections for 90 s; a server closing first races their reuse, and
+ * Go does not retry a POST lost that way. Shorter only when many connections are open
+ * (connections.ts says why, from Go's net/http/transport.go).
+ */
 export const KEEP_ALIVE_TIMEOUT_MS = 95_000;
 
 /** How often Node checks the headers and body deadlines of connections. */
