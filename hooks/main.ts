@@ -2,8 +2,10 @@
  * Hook server entry point (`npm start`). Settings come from the environment:
  * KUBECELL_PORT (8080), KUBECELL_BODY_LIMIT (64mb), KUBECELL_LOG_LEVEL (info), the deadlines
  * KUBECELL_HEADERS_TIMEOUT_SECONDS (10), KUBECELL_BODY_TIMEOUT_SECONDS (20) and
- * KUBECELL_REQUEST_TIMEOUT_SECONDS (30) of both ports (hooks/server/deadlines.ts), and for the
- * admission webhook's HTTPS port (hooks/admission/config.ts) KUBECELL_WEBHOOK_PORT (9443),
+ * KUBECELL_REQUEST_TIMEOUT_SECONDS (30) of both ports (hooks/server/deadlines.ts), the budget of
+ * request body bytes both ports share, KUBECELL_BODY_BUDGET (96mb, hooks/server/body-budget.ts),
+ * the connections per port, KUBECELL_MAX_CONNECTIONS (1000, hooks/server/connections.ts), and
+ * for the admission webhook's HTTPS port (hooks/admission/config.ts) KUBECELL_WEBHOOK_PORT (9443),
  * KUBECELL_TLS_CERT_FILE, KUBECELL_TLS_KEY_FILE, KUBECELL_CONTROLLER_NAMESPACE (kubecell-system),
  * KUBECELL_WEBHOOK_MAX_INFLIGHT (64).
  */
@@ -13,6 +15,8 @@ import { loadWebhookConfig, type WebhookConfig } from './admission/config.js';
 import { startAdmissionWebhook } from './admission/start.js';
 import type { WebhookServer } from './admission/tls.js';
 import { createApp } from './server/app.js';
+import { createBodyBudget, type BodyBudget } from './server/body-budget.js';
+import { guardConnections } from './server/connections.js';
 import { ConfigError } from './config/env-reader.js';
 import { loadConfig, type ServerConfig } from './server/config.js';
 import { registerControllers } from './controllers/register.js';
@@ -29,6 +33,15 @@ interface Settings {
   config: ServerConfig;
   webhookConfig: WebhookConfig;
   registry: HookRegistry;
+}
+
+/** The budget of body bytes in memory, one for the whole process: both ports draw on it. */
+function bodyBudgetOf(config: ServerConfig): BodyBudget {
+  return createBodyBudget({
+    limitBytes: config.bodyBudgetBytes,
+    limit: config.bodyBudget,
+    retryAfterSeconds: config.retryAfterSeconds,
+  });
 }
 
 /** Every setting, the controllers' included; a bad one stops start-up (exit 2) naming it. */
@@ -56,6 +69,7 @@ function startWebhook(
   { config, webhookConfig }: Settings,
   logger: Logger,
   metrics: HookMetrics,
+  bodyBudget: BodyBudget,
 ): Promise<WebhookServer | undefined> {
   return startAdmissionWebhook({
     config: webhookConfig,
@@ -63,6 +77,8 @@ function startWebhook(
     registry: metrics.registry,
     deadlines: config.deadlines,
     retryAfterSeconds: config.retryAfterSeconds,
+    bodyBudget,
+    maxConnections: config.maxConnections,
   }).catch((err: unknown) => {
     logger.error('admission webhook cannot start', {
       port: webhookConfig.port,
@@ -80,17 +96,20 @@ function main(): void {
 
   const metrics = createMetrics();
   const readiness = new Readiness();
-  const app = createApp({ registry, logger, metrics, config, readiness });
+  const bodyBudget = bodyBudgetOf(config);
+  const app = createApp({ registry, logger, metrics, config, readiness, bodyBudget });
   let webhook: WebhookServer | undefined;
-  const webhookStarted = startWebhook(settings, logger, metrics).then((started) => {
+  const webhookStarted = startWebhook(settings, logger, metrics, bodyBudget).then((started) => {
     webhook = started;
   });
 
   // Metacontroller is a Go client that keeps idle connections for 90 s. If Node closed them
-  // first (default 5 s), a request sent on a connection being closed fails with "connection
-  // reset": the keep-alive timeout outlives the client. A request itself must arrive within the
+  // first (default 5 s), a request sent on a connection being closed fails with "server closed
+  // idle connection": the keep-alive timeout outlives the client, except when many connections
+  // are open (connections.ts says why that is safe). A request itself must arrive within the
   // headers and body deadlines, and be answered within the request deadline (deadlines.ts).
   const server = createServer(deadlineServerOptions(config.deadlines), app);
+  guardConnections(server, { maxConnections: config.maxConnections, logger, listener: 'hooks' });
   server.listen(config.port, async () => {
     // Ready once both listeners are.
     await webhookStarted;
@@ -101,6 +120,8 @@ function main(): void {
       logLevel: config.logLevel,
       maxInflight: config.maxInflight,
       deadlines: config.deadlines,
+      bodyBudget: config.bodyBudget,
+      maxConnections: config.maxConnections,
       controllers: registry.registered(),
     });
   });

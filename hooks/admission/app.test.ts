@@ -671,6 +671,19 @@ describe('admission webhook (hooks/admission)', () => {
       expect((await request(h.app).post('/admission/other').send({})).status).to.equal(404);
     });
 
+    it('answers 415 to a compressed review, without inflating it', async () => {
+      for (const webhook of ['validate', 'mutate']) {
+        const res = await post(webhook)
+          .set('content-type', 'application/json')
+          .set('content-encoding', 'gzip')
+          .send(JSON.stringify(admissionReview('CREATE', sample('virtualcluster-full.yaml'))));
+        expect(res.status).to.equal(415);
+        expect((res.body as { error: string }).error).to.match(
+          /^request body has Content-Encoding: gzip; the KubeCell hook server accepts only uncompressed bodies/,
+        );
+      }
+    });
+
     it('answers 413 to an oversized body', async () => {
       const vc = sample('virtualcluster-full.yaml');
       metadata(vc).annotations = { big: 'x'.repeat(70 * 1024) };

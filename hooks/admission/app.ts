@@ -11,14 +11,17 @@
  * one log line and one metrics sample (review-log.ts); request bodies are never logged, and what the log line and the answers quote from a request
  * (names, uids, kinds, values) is bounded (hooks/json/echo.ts).
  *
- * Like the hook server (hooks/server/app.ts), a review takes one of `maxInflight` slots only once
+ * Like the hook server (hooks/server/app.ts), a body is read only uncompressed, within its limit
+ * and the process-wide budget of body bytes (hooks/server/body-gate.ts), and a review takes one of `maxInflight` slots only once
  * its body is received (hooks/server/load-shedding.ts: 429 with Retry-After past the limit), and
  * a call whose answer is not written within the request deadline is closed
  * (hooks/server/deadlines.ts); the headers and body deadlines are the HTTPS server's (tls.ts).
  */
 import express, { type Response } from 'express';
 import { Registry } from 'prom-client';
-import { DEFAULT_DEADLINES, DEFAULTS } from '../server/config.js';
+import { defaultBodyBudget, type BodyBudget } from '../server/body-budget.js';
+import { gateBody } from '../server/body-gate.js';
+import { DEFAULT_DEADLINES, DEFAULTS, WEBHOOK_BODY_LIMIT_BYTES } from '../server/config.js';
 import type { Deadlines } from '../server/deadlines.js';
 import { serveFallbacks } from '../server/fallbacks.js';
 import { createLoadShedder, type LoadShedder } from '../server/load-shedding.js';
@@ -28,12 +31,6 @@ import type { ClusterLookup } from './lookup.js';
 import type { AdmissionMetrics } from './metrics.js';
 import { reviewCallOf } from './review-log.js';
 import { reviewRoute, type ReviewRouteContext } from './review-route.js';
-
-/**
- * The apiserver refuses objects over 3 MiB; an UPDATE review carries the object twice.
- * KUBECELL_BODY_LIMIT (64mb, sized for Cell syncs) does not apply here.
- */
-export const ADMISSION_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 
 export interface AdmissionAppDeps {
   lookup: ClusterLookup;
@@ -50,6 +47,8 @@ export interface AdmissionAppDeps {
   deadlines?: Deadlines;
   /** Where the shedding metrics go; none when absent. */
   registry?: Registry;
+  /** The process-wide budget of body bytes (hooks/server/body-budget.ts); own one when absent. */
+  bodyBudget?: BodyBudget;
 }
 
 /** Shed reviews and reviews in flight, beside the hook server's own (load-shedding.ts). */
@@ -63,7 +62,7 @@ export const ADMISSION_SHED_METRICS = {
 } as const;
 
 export function createAdmissionApp(deps: AdmissionAppDeps): express.Express {
-  const limitBytes = deps.bodyLimitBytes ?? ADMISSION_BODY_LIMIT_BYTES;
+  const limitBytes = deps.bodyLimitBytes ?? WEBHOOK_BODY_LIMIT_BYTES;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -76,7 +75,14 @@ export function createAdmissionApp(deps: AdmissionAppDeps): express.Express {
   const context: ReviewRouteContext = {
     deps,
     shedder,
-    jsonBody: express.json({ limit: limitBytes, verify: shedder.verify }),
+    // Reviews are never inflated (hooks/server/body-gate.ts); `inflate: false` backs its 415.
+    jsonBody: gateBody(
+      express.json({ limit: limitBytes, verify: shedder.verify, inflate: false }),
+      {
+        limitBytes,
+        budget: deps.bodyBudget ?? defaultBodyBudget(retryAfterOf(deps)),
+      },
+    ),
     limitBytes,
     deadlines: deps.deadlines ?? DEFAULT_DEADLINES,
   };
@@ -97,7 +103,7 @@ export function createAdmissionApp(deps: AdmissionAppDeps): express.Express {
 function admissionShedder(deps: AdmissionAppDeps): LoadShedder {
   return createLoadShedder({
     maxInflight: deps.maxInflight ?? Number(WEBHOOK_DEFAULTS.KUBECELL_WEBHOOK_MAX_INFLIGHT),
-    retryAfterSeconds: deps.retryAfterSeconds ?? Number(DEFAULTS.KUBECELL_RETRY_AFTER_SECONDS),
+    retryAfterSeconds: retryAfterOf(deps),
     // A registry of its own when none is given: the metrics then go nowhere.
     registry: deps.registry ?? new Registry(),
     setting: 'KUBECELL_WEBHOOK_MAX_INFLIGHT',
@@ -106,4 +112,8 @@ function admissionShedder(deps: AdmissionAppDeps): LoadShedder {
     metrics: ADMISSION_SHED_METRICS,
     labelsOf: (_req, res) => ({ webhook: reviewCallOf(res as Response).webhook }),
   });
+}
+
+function retryAfterOf(deps: AdmissionAppDeps): number {
+  return deps.retryAfterSeconds ?? Number(DEFAULTS.KUBECELL_RETRY_AFTER_SECONDS);
 }

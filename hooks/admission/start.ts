@@ -6,6 +6,7 @@
  * webhook configurations fail closed, so every KubeCell create and update would be refused.
  */
 import type { Registry } from 'prom-client';
+import type { BodyBudget } from '../server/body-budget.js';
 import type { Deadlines } from '../server/deadlines.js';
 import type { Logger } from '../server/logger.js';
 import { createAdmissionApp } from './app.js';
@@ -27,6 +28,10 @@ export interface StartAdmissionOptions {
   deadlines?: Deadlines;
   /** `Retry-After` of a shed review (KUBECELL_RETRY_AFTER_SECONDS). */
   retryAfterSeconds?: number;
+  /** The hook server's budget of body bytes, shared by both ports (hooks/server/body-budget.ts). */
+  bodyBudget?: BodyBudget;
+  /** Open connections before new ones are closed (KUBECELL_MAX_CONNECTIONS). */
+  maxConnections?: number;
 }
 
 /** The warning logged at start-up when the webhook is not served. */
@@ -69,6 +74,7 @@ export async function startAdmissionWebhook(
     retryAfterSeconds: options.retryAfterSeconds,
     deadlines: options.deadlines,
     registry: options.registry,
+    bodyBudget: options.bodyBudget,
   });
   return startWebhookServer({
     app,
@@ -77,5 +83,6 @@ export async function startAdmissionWebhook(
     logger,
     pollIntervalMs: options.pollIntervalMs,
     deadlines: options.deadlines,
+    maxConnections: options.maxConnections,
   });
 }

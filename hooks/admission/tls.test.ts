@@ -12,6 +12,7 @@ import {
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as netConnect } from 'node:net';
 import { connect } from 'node:tls';
 import { captureLogger } from '../server/testing.js';
 import { createAdmissionApp } from './app.js';
@@ -98,14 +99,21 @@ describe('admission webhook over TLS (hooks/admission/tls.ts)', function () {
     server = undefined;
   });
 
-  it('serves the admission endpoints over HTTPS with the configured certificate', async () => {
-    server = await startWebhookServer({
+  /** A server on 127.0.0.1 with the first certificate, and `options` on top. */
+  const startFirst = (
+    options: Partial<Parameters<typeof startWebhookServer>[0]> = {},
+  ): Promise<WebhookServer> =>
+    startWebhookServer({
       app,
       port: 0,
       host: '127.0.0.1',
       tls: { certFile: first.certFile, keyFile: first.keyFile },
       logger: logs.logger,
+      ...options,
     });
+
+  it('serves the admission endpoints over HTTPS with the configured certificate', async () => {
+    server = await startFirst();
     expect(await servedFingerprint(server.port, [first.cert])).to.equal(fingerprintOf(first));
     const review = admissionReview('CREATE', sample('virtualcluster-full.yaml'));
     const res = await postJson(server.port, '/admission/validate', review, first.cert);
@@ -233,5 +241,32 @@ describe('admission webhook over TLS (hooks/admission/tls.ts)', function () {
     expect((error as Error).message).to.include(
       `the webhook certificate ${first.certFile} and key ${second.keyFile} cannot be used`,
     );
+  });
+
+  it('closes a connection whose TLS handshake does not finish within the headers deadline', async () => {
+    server = await startFirst({
+      deadlines: { headersSeconds: 1, bodySeconds: 2, requestSeconds: 3 },
+    });
+    // A TCP connection that never sends its ClientHello; Node's own default waits 120 s.
+    const silent = netConnect(server.port, '127.0.0.1');
+    silent.on('error', () => undefined);
+    await new Promise((resolve) => silent.once('close', resolve));
+    // The port still serves.
+    expect(await servedFingerprint(server.port, [first.cert])).to.equal(fingerprintOf(first));
+  });
+
+  it('closes a connection past its cap at once', async () => {
+    server = await startFirst({ maxConnections: 2 });
+    const held = [netConnect(server.port, '127.0.0.1'), netConnect(server.port, '127.0.0.1')];
+    await Promise.all(
+      held.map((socket) => new Promise((resolve) => socket.once('connect', resolve))),
+    );
+    // Let the server count both before the third arrives.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const third = netConnect(server.port, '127.0.0.1');
+    third.on('error', () => undefined);
+    await new Promise((resolve) => third.once('close', resolve));
+    expect(held.filter((socket) => socket.destroyed)).to.have.length(0);
+    for (const socket of held) socket.destroy();
   });
 });

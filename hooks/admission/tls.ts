@@ -13,7 +13,8 @@ import { createServer, type Server } from 'node:https';
 import type { RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
-import { DEFAULT_DEADLINES } from '../server/config.js';
+import { DEFAULT_DEADLINES, DEFAULTS } from '../server/config.js';
+import { guardConnections } from '../server/connections.js';
 import { deadlineServerOptions, type Deadlines } from '../server/deadlines.js';
 import type { Logger } from '../server/logger.js';
 
@@ -39,6 +40,8 @@ export interface WebhookServerOptions {
    * hooks/server/config.ts when absent. The request deadline is the app's (app.ts).
    */
   deadlines?: Deadlines;
+  /** Open connections before new ones are closed (KUBECELL_MAX_CONNECTIONS); default 1000. */
+  maxConnections?: number;
 }
 
 export interface WebhookServer {
@@ -116,15 +119,25 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   checkPair(first, files);
 
   // The apiserver keeps idle connections to webhooks for 90 s; the keep-alive timeout outlives
-  // them, while a request must arrive within the deadlines (hooks/server/deadlines.ts).
+  // them, except under pressure (hooks/server/connections.ts), while a request must arrive within
+  // the deadlines (hooks/server/deadlines.ts). A TLS handshake gets the headers deadline too
+  // (Node's default is 120 s): the handshake and then the headers are what a caller must send
+  // before anything is asked of the server.
+  const deadlines = options.deadlines ?? DEFAULT_DEADLINES;
   const server = createServer(
     {
       ...first,
       minVersion: MIN_TLS_VERSION,
-      ...deadlineServerOptions(options.deadlines ?? DEFAULT_DEADLINES),
+      ...deadlineServerOptions(deadlines),
+      handshakeTimeout: deadlines.headersSeconds * 1000,
     },
     options.app,
   );
+  guardConnections(server, {
+    maxConnections: options.maxConnections ?? Number(DEFAULTS.KUBECELL_MAX_CONNECTIONS),
+    logger,
+    listener: 'webhook',
+  });
   await listen(server, options.port, options.host);
 
   const reload = certificateReloader(server, files, first, logger);

@@ -14,7 +14,9 @@ import { RetryLaterError } from '../metacontroller/retry-later.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { isJsonObject, summarizeProblems } from '../json/json.js';
 import { checkResponse } from '../metacontroller/response-shape.js';
+import { defaultBodyBudget, type BodyBudget } from './body-budget.js';
 import { describeBodyError } from './body-errors.js';
+import { gateBody } from './body-gate.js';
 import { DEFAULT_DEADLINES, DEFAULTS, type ServerConfig } from './config.js';
 import { requestDeadline, timeoutOf } from './deadlines.js';
 import { boundMessage, echo } from '../json/echo.js';
@@ -35,6 +37,11 @@ export interface AppDeps {
     Partial<Pick<ServerConfig, 'maxInflight' | 'retryAfterSeconds' | 'deadlines'>>;
   /** Defaults to a Readiness that is already ready (convenient in tests). */
   readiness?: Readiness;
+  /**
+   * The process-wide budget of body bytes, shared with the admission webhook (body-budget.ts);
+   * a budget of its own, of the default size, when absent.
+   */
+  bodyBudget?: BodyBudget;
 }
 
 /** Per-call state, kept in `res.locals` from the first middleware to the log line. */
@@ -76,18 +83,28 @@ function serveProbes(app: express.Express, readiness: Readiness, metrics: HookMe
   });
 }
 
-function serveHooks(app: express.Express, { registry, logger, metrics, config }: AppDeps): void {
+function serveHooks(app: express.Express, deps: AppDeps): void {
+  const { registry, logger, metrics, config } = deps;
   // Load shedding: a slot once the body is received, before it is parsed (load-shedding.ts).
+  const retryAfterSeconds =
+    config.retryAfterSeconds ?? Number(DEFAULTS.KUBECELL_RETRY_AFTER_SECONDS);
   const shedder = createLoadShedder({
     maxInflight: config.maxInflight ?? Number(DEFAULTS.KUBECELL_MAX_INFLIGHT),
-    retryAfterSeconds: config.retryAfterSeconds ?? Number(DEFAULTS.KUBECELL_RETRY_AFTER_SECONDS),
+    retryAfterSeconds,
     registry: metrics.registry,
     labelsOf: (_req, res) => {
       const resolved = callOf(res as Response).resolved as ResolvedHook;
       return { controller: resolved.controller, hook: resolved.hook };
     },
   });
-  const jsonBody = express.json({ limit: config.bodyLimitBytes, verify: shedder.verify });
+  // Bodies are never inflated (body-gate.ts): `inflate: false` backs the gate's 415.
+  const jsonBody = gateBody(
+    express.json({ limit: config.bodyLimitBytes, verify: shedder.verify, inflate: false }),
+    {
+      limitBytes: config.bodyLimitBytes,
+      budget: deps.bodyBudget ?? defaultBodyBudget(retryAfterSeconds),
+    },
+  );
   const { bodySeconds, requestSeconds } = config.deadlines ?? DEFAULT_DEADLINES;
 
   app.post(

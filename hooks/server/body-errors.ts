@@ -23,30 +23,10 @@ function isBodyParserError(err: unknown): err is BodyParserError {
 }
 
 /**
- * A body whose bytes are not what its Content-Encoding says (e.g. `gzip` on plain JSON): zlib's
- * error, which body-parser passes on with status 400 but no `type`.
- */
-function isDecodingError(err: unknown): err is Error & { code: string } {
-  const { status, code } = err as { status?: unknown; code?: unknown };
-  return (
-    err instanceof Error &&
-    status === 400 &&
-    typeof code === 'string' &&
-    (code.startsWith('Z_') || code.startsWith('ERR_BROTLI') || code.startsWith('ERR__ERROR'))
-  );
-}
-
-/**
  * The answer for a body-parser error, or `undefined` when `err` is not one.
  * `bodyLimit` is the configured limit as written (e.g. `64mb`).
  */
 export function describeBodyError(err: unknown, bodyLimit: string): ErrorAnswer | undefined {
-  if (isDecodingError(err)) {
-    return {
-      status: 400,
-      message: `request body could not be decoded as its Content-Encoding says: ${err.message}`,
-    };
-  }
   if (!isBodyParserError(err)) return undefined;
   switch (err.type) {
     case 'entity.parse.failed':

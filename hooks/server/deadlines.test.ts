@@ -12,19 +12,7 @@ import { createApp } from './app.js';
 import { deadlineServerOptions, type Deadlines } from './deadlines.js';
 import { createMetrics } from './metrics.js';
 import { HookRegistry } from './registry.js';
-import { captureLogger, type CapturedLogger } from './testing.js';
-
-const BODY = JSON.stringify({
-  controller: { apiVersion: 'metacontroller.k8s.io/v1alpha1', kind: 'CompositeController' },
-  parent: {
-    apiVersion: 'kubecell.io/v1alpha1',
-    kind: 'Cell',
-    metadata: { name: 'cell1', namespace: 'kubecell-system', uid: 'cell-uid' },
-  },
-  children: {},
-  related: {},
-  finalizing: false,
-});
+import { CELL_SYNC_BODY, captureLogger, type CapturedLogger } from './testing.js';
 
 interface Started {
   server: Server;
@@ -67,7 +55,7 @@ function post(port: number): Promise<Response> {
   return fetch(`http://127.0.0.1:${port}/hooks/cell/sync`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: BODY,
+    body: CELL_SYNC_BODY,
   });
 }
 
@@ -129,7 +117,7 @@ describe('hook server deadlines (hooks/server/deadlines.ts)', function () {
     started = await start({ headersSeconds: 1, bodySeconds: 1, requestSeconds: 1 });
     const request =
       'POST /hooks/cell/sync HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
-      `Content-Length: ${Buffer.byteLength(BODY)}\r\n\r\n${BODY}`;
+      `Content-Length: ${Buffer.byteLength(CELL_SYNC_BODY)}\r\n\r\n${CELL_SYNC_BODY}`;
     const { socket } = rawConnection(started.port, request);
     let received = '';
     socket.on('data', (chunk: Buffer) => (received += chunk.toString()));

@@ -5,19 +5,7 @@ import type { CompositeSyncResponse } from '../metacontroller/protocol.js';
 import { createApp } from './app.js';
 import { createMetrics } from './metrics.js';
 import { HookRegistry } from './registry.js';
-import { captureLogger, type CapturedLogger } from './testing.js';
-
-const body = JSON.stringify({
-  controller: { apiVersion: 'metacontroller.k8s.io/v1alpha1', kind: 'CompositeController' },
-  parent: {
-    apiVersion: 'kubecell.io/v1alpha1',
-    kind: 'Cell',
-    metadata: { name: 'cell1', namespace: 'kubecell-system', uid: 'cell-uid' },
-  },
-  children: {},
-  related: {},
-  finalizing: false,
-});
+import { CELL_SYNC_BODY, captureLogger, type CapturedLogger } from './testing.js';
 
 /** A hook server whose cell sync waits until the test releases it. */
 class SlowServer {
@@ -55,7 +43,7 @@ class SlowServer {
     return fetch(`${this.#base}/hooks/cell/sync`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body,
+      body: CELL_SYNC_BODY,
       signal,
     });
   }

@@ -41,3 +41,16 @@ export function captureLogger(level: 'info' | 'debug' = 'info'): CapturedLogger 
     },
   };
 }
+
+/** The text of a minimal Cell sync request, as Metacontroller sends it (the handler is the test's). */
+export const CELL_SYNC_BODY = JSON.stringify({
+  controller: { apiVersion: 'metacontroller.k8s.io/v1alpha1', kind: 'CompositeController' },
+  parent: {
+    apiVersion: 'kubecell.io/v1alpha1',
+    kind: 'Cell',
+    metadata: { name: 'cell1', namespace: 'kubecell-system', uid: 'cell-uid' },
+  },
+  children: {},
+  related: {},
+  finalizing: false,
+});
