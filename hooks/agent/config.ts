@@ -7,6 +7,8 @@
  * | ---------------------------------- | ------- | ----------------------------------------------- |
  * | `KUBECELL_AGENT_INTERVAL_SECONDS`  | `30`    | Seconds between two passes (5 to 3600)          |
  * | `KUBECELL_AGENT_MACHINE_PROFILES`  | unset   | Comma-separated machine profiles to report      |
+ * | `KUBECELL_AGENT_MANAGED_CLUSTER`   | unset   | The ManagedCluster it runs on; unset: it cannot |
+ * |                                    |         | seal (a seal names its cluster)                 |
  * | `KUBECELL_SEALING_PUBLIC_KEY_FILE` | unset   | The hub's public sealing key (PEM); unset: read |
  * |                                    |         | ConfigMap kubecell-sealing-public-key instead   |
  *
@@ -21,6 +23,8 @@ export interface AgentConfig {
   intervalSeconds: number;
   /** The machine profiles to report on, sorted, without duplicates. */
   machineProfiles: string[];
+  /** The ManagedCluster it runs on (the hub's name for it), named in every seal. */
+  managedCluster?: string;
   /** File of the hub's public sealing key; undefined: the ConfigMap in AGENT_NAMESPACE. */
   publicKeyFile?: string;
   /** Where the provider baseline is (the Cell controller's settings). */
@@ -28,6 +32,10 @@ export interface AgentConfig {
 }
 
 export const DEFAULT_AGENT_INTERVAL_SECONDS = 30;
+
+/** A ManagedCluster's name: a DNS subdomain (at most 253 characters). */
+const DNS_SUBDOMAIN =
+  /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** Reads the agent's settings; throws a ConfigError naming every bad variable. */
 export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
@@ -62,11 +70,18 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     );
   }
   const publicKeyFile = reader.optional('KUBECELL_SEALING_PUBLIC_KEY_FILE');
+  const managedCluster = reader.optional('KUBECELL_AGENT_MANAGED_CLUSTER');
+  if (managedCluster !== undefined && !DNS_SUBDOMAIN.test(managedCluster)) {
+    reader.problem(
+      `KUBECELL_AGENT_MANAGED_CLUSTER=${JSON.stringify(managedCluster)} is not a ManagedCluster name; set it to the cluster's name on the hub, such as gpu-west (the delivered Deployment does)`,
+    );
+  }
   for (const problem of problems) reader.problem(problem);
   reader.finish();
   return {
     intervalSeconds,
     machineProfiles,
+    ...(managedCluster === undefined ? {} : { managedCluster }),
     ...(publicKeyFile === undefined ? {} : { publicKeyFile }),
     cell: cell as CellControllerConfig,
   };

@@ -1,7 +1,8 @@
 /**
  * The cell agent's loop: a pass every KUBECELL_AGENT_INTERVAL_SECONDS until stopped, one
- * structured log line per pass (what each report and sealed kubeconfig became, the errors, how
- * long it took). Passes never overlap: the next starts an interval after the last one ended.
+ * structured log line per pass (what each report, the published signing key and each sealed
+ * kubeconfig became, the errors, how long it took). Passes never overlap: the next starts an
+ * interval after the last one ended.
  */
 import type { Logger } from '../server/logger.js';
 import type { AgentConfig } from './config.js';
@@ -33,6 +34,7 @@ export function logPass(logger: Logger, summary: PassSummary, durationMs: number
   const failed = summary.errors.length > 0;
   logger.log(failed ? 'warn' : 'info', 'cell agent pass', {
     reports: summary.reports,
+    identity: summary.identity,
     sealed: tally(summary.sealed),
     ...(failed
       ? { errorCount: summary.errors.length, errors: summary.errors.slice(0, ERRORS_LOGGED) }
@@ -64,7 +66,12 @@ export async function runAgentLoop(deps: LoopDeps): Promise<PassSummary | undefi
       last = await runPass({ api: deps.api, config: deps.config, now: started });
     } catch (error) {
       // A bug must not stop the agent: the hub would only see its report grow old.
-      last = { reports: {}, sealed: {}, errors: [`pass failed: ${String(error)}`] };
+      last = {
+        reports: {},
+        identity: 'failed',
+        sealed: {},
+        errors: [`pass failed: ${String(error)}`],
+      };
     }
     logPass(deps.logger, last, clock().getTime() - started.getTime());
     if (deps.once) break;

@@ -6,14 +6,16 @@ import { observeCluster } from '../cell/observe.js';
 import { NOW, gpuNode, hostNamespace, pod, readyProvider, relatedOf } from '../cell/testing.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { parseCellReport, serializeCellReport } from '../remote/report.js';
-import { publicKeyPemOf, unseal } from '../remote/sealing.js';
+import { unseal } from '../remote/sealing.js';
+import { parseAgentPublicKey, publicKeyPemOf } from '../remote/sealing-keys.js';
 import type { AgentConfig } from './config.js';
 import { runPass } from './pass.js';
 import { SEALED_DIGEST_ANNOTATION } from './seal-kubeconfigs.js';
-import { emptyConfigMap, fakeApi, type FakeApi } from './testing.js';
+import { agentWorkObjects, emptyConfigMap, fakeApi, type FakeApi } from './testing.js';
 
 const REPORT_PATH = '/api/v1/namespaces/kubecell-system/configmaps/kubecell-cell-report-a100';
 const SEALED_PATH = '/api/v1/namespaces/tenant-a/configmaps/kubecell-team-a-sealed-kubeconfig';
+const IDENTITY_PATH = '/api/v1/namespaces/kubecell-system/configmaps/kubecell-cell-agent-identity';
 const VC_UID = '0b7f2d6e-1111-4222-8333-444455556666';
 const KUBECONFIG =
   'apiVersion: v1\nkind: Config\nclusters: []\nusers:\n- name: a\n  user: {token: t0p-s3cret}\n';
@@ -24,6 +26,7 @@ const PUBLIC_PEM = publicKeyPemOf(hub.privateKey);
 const config: AgentConfig = {
   intervalSeconds: 30,
   machineProfiles: ['a100'],
+  managedCluster: 'cell-remote',
   publicKeyFile: '/etc/kubecell/sealing/public-key.pem',
   cell: DEFAULT_CELL_CONFIG,
 };
@@ -44,9 +47,16 @@ function observed(): KubernetesObject[] {
   ];
 }
 
-/** The managed cluster with the agent's work applied: the report ConfigMap it created, empty. */
+/**
+ * The managed cluster with the agent's work applied: the report ConfigMap, the signing key's
+ * Secret and the identity ConfigMap it created, empty.
+ */
 function cluster(): KubernetesObject[] {
-  return [...observed(), emptyConfigMap('kubecell-system', 'kubecell-cell-report-a100')];
+  return [
+    ...observed(),
+    ...agentWorkObjects(),
+    emptyConfigMap('kubecell-system', 'kubecell-cell-report-a100'),
+  ];
 }
 
 /**
@@ -73,12 +83,24 @@ const pass = (api: FakeApi, now = NOW, settings = config) =>
   runPass({ api, config: settings, now, readFile });
 const dataOf = (api: FakeApi, path: string, key: string): string | undefined =>
   (api.objects.get(path) as { data?: Record<string, string> } | undefined)?.data?.[key];
+/** What the hub reads out of the sealed ConfigMap, with the key the agent published. */
+const opened = (api: FakeApi): string => {
+  const agentKey = parseAgentPublicKey(dataOf(api, IDENTITY_PATH, 'signingKey'));
+  const expected = { uid: VC_UID, managedCluster: 'cell-remote', agentKey };
+  return unseal({ current: hub.privateKey }, expected, dataOf(api, SEALED_PATH, 'sealed')!)
+    .plaintext;
+};
 
 describe('the cell agent pass (hooks/agent)', () => {
   it('writes the report the Cell functions compute from the same objects', async () => {
     const api = fakeApi(...cluster());
     const summary = await pass(api);
-    expect(summary).to.deep.equal({ reports: { a100: 'updated' }, sealed: {}, errors: [] });
+    expect(summary).to.deep.equal({
+      reports: { a100: 'updated' },
+      identity: 'updated',
+      sealed: {},
+      errors: [],
+    });
     const expected = clusterReport(
       'a100',
       observeCluster(relatedOf(observed()), 'a100', DEFAULT_CELL_CONFIG),
@@ -95,9 +117,10 @@ describe('the cell agent pass (hooks/agent)', () => {
   it('writes nothing on a quiet cluster until the 300 s heartbeat, and at once on a change', async () => {
     const api = fakeApi(...cluster());
     await pass(api);
+    const written = api.writes.length; // the report, the signing key and its public half
     expect((await pass(api, later(30))).reports).to.deep.equal({ a100: 'unchanged' });
     expect((await pass(api, later(299))).reports).to.deep.equal({ a100: 'unchanged' });
-    expect(api.writes).to.have.length(1);
+    expect(api.writes).to.have.length(written);
     expect((await pass(api, later(300))).reports).to.deep.equal({ a100: 'updated' });
     expect(parseCellReport(dataOf(api, REPORT_PATH, 'report')!).observedAt).to.equal(
       '2026-11-30T12:05:00Z',
@@ -107,14 +130,14 @@ describe('the cell agent pass (hooks/agent)', () => {
     expect(parseCellReport(dataOf(api, REPORT_PATH, 'report')!).resources['cpu']).to.include({
       requested: '3',
     });
-    expect(api.writes).to.have.length(3);
+    expect(api.writes).to.have.length(written + 2);
   });
 
   it('seals k3k kubeconfig for the VirtualCluster UID, once, and again when it changes', async () => {
     const api = fakeApi(...cluster(), ...delivered());
     expect((await pass(api)).sealed).to.deep.equal({ 'tenant-a': 'updated' });
     const sealed = dataOf(api, SEALED_PATH, 'sealed')!;
-    expect(unseal(hub.privateKey, VC_UID, sealed)).to.equal(KUBECONFIG);
+    expect(opened(api)).to.equal(KUBECONFIG);
     expect(JSON.stringify(api.objects.get(SEALED_PATH))).not.to.contain('t0p-s3cret');
     expect(api.objects.get(SEALED_PATH)!.metadata.annotations?.[SEALED_DIGEST_ANNOTATION]).to.match(
       /^sha256:[0-9a-f]{64}$/,
@@ -123,9 +146,7 @@ describe('the cell agent pass (hooks/agent)', () => {
     expect(dataOf(api, SEALED_PATH, 'sealed')).to.equal(sealed);
     api.put(delivered(`${KUBECONFIG}# rotated\n`)[1]!);
     expect((await pass(api, later(60))).sealed).to.deep.equal({ 'tenant-a': 'updated' });
-    expect(unseal(hub.privateKey, VC_UID, dataOf(api, SEALED_PATH, 'sealed')!)).to.contain(
-      '# rotated',
-    );
+    expect(opened(api)).to.contain('# rotated');
   });
 
   it('waits for k3k and for the works, and says when it has no public key, never logging the kubeconfig', async () => {
@@ -136,6 +157,7 @@ describe('the cell agent pass (hooks/agent)', () => {
     const early = fakeApi(...observed(), namespace!, secret!);
     expect(await pass(early)).to.deep.equal({
       reports: { a100: 'waiting' },
+      identity: 'waiting',
       sealed: { 'tenant-a': 'waiting' },
       errors: [],
     });
@@ -165,7 +187,7 @@ describe('the cell agent pass (hooks/agent)', () => {
     expect(summary.errors).to.deep.equal([
       'reading the cluster: GET /api/v1/pods: HTTP 403: forbidden',
     ]);
-    expect(api.writes).to.deep.equal([]);
+    expect(api.writes.filter((write) => write.includes(REPORT_PATH))).to.deep.equal([]);
   });
 
   it('fails only the profile whose Nodes carry an unreadable TopoLVM annotation', async () => {

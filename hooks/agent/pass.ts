@@ -1,8 +1,9 @@
 /**
- * One pass of the cell agent: read the cluster once, publish each profile's report when due, seal
- * each delivered VirtualCluster's kubeconfig when it changed. A failure in one part does not stop
- * the others; the summary says what happened, for the one log line per pass (loop.ts). Nothing
- * in it carries secret material: errors are the apiserver's messages and the agent's own.
+ * One pass of the cell agent: read the cluster once, publish each profile's report when due,
+ * make sure its signing key exists and is published (identity.ts), seal each delivered
+ * VirtualCluster's kubeconfig when it changed. A failure in one part does not stop the others;
+ * the summary says what happened, for the one log line per pass (loop.ts). Nothing in it carries
+ * secret material: errors are the apiserver's messages and the agent's own.
  */
 import { readFileSync } from 'node:fs';
 import { TYPE_KEYS } from '../kube/objects.js';
@@ -13,14 +14,18 @@ import {
 } from '../remote/contract.js';
 import type { AgentConfig } from './config.js';
 import type { AgentApi } from './kube-api.js';
+import { agentIdentity, type AgentIdentity } from './identity.js';
 import { observeManagedCluster } from './observe.js';
 import { computeReports, publishReport } from './reports.js';
 import { sealKubeconfig, sealTargets, type SealOutcome } from './seal-kubeconfigs.js';
+import type { SealOrigin } from '../remote/sealing.js';
 import { readConfigMap, type WriteOutcome } from './write.js';
 
 export interface PassSummary {
   /** Per machine profile: what happened to its report ConfigMap. */
   reports: Record<string, WriteOutcome | 'failed'>;
+  /** What happened to the published public signing key. */
+  identity: WriteOutcome | 'failed';
   /** Per VirtualCluster host namespace: what happened to its sealed kubeconfig. */
   sealed: Record<string, SealOutcome | 'failed'>;
   /** What went wrong, in order (bounded messages, no secret). */
@@ -39,8 +44,15 @@ const message = (error: unknown): string =>
   error instanceof Error ? error.message : String(error);
 
 export async function runPass(deps: PassDeps): Promise<PassSummary> {
-  const summary: PassSummary = { reports: {}, sealed: {}, errors: [] };
+  const summary: PassSummary = { reports: {}, identity: 'failed', sealed: {}, errors: [] };
   const { api, config, now } = deps;
+  let identity: AgentIdentity | undefined;
+  try {
+    identity = await agentIdentity(api);
+    summary.identity = identity.published;
+  } catch (error) {
+    summary.errors.push(`the agent's signing key: ${message(error)}`);
+  }
   let related;
   try {
     related = await observeManagedCluster(api, config.cell);
@@ -60,26 +72,49 @@ export async function runPass(deps: PassDeps): Promise<PassSummary> {
     }
   }
   const targets = sealTargets(Object.values(related[TYPE_KEYS.namespace] ?? {}));
-  if (targets.length > 0) await sealAll(deps, targets, summary);
+  if (targets.length > 0) await sealAll(deps, targets, identity, summary);
   return summary;
+}
+
+/** What every seal needs: the hub's public key, the agent's cluster name and signing key. */
+async function sealing(
+  deps: PassDeps,
+  identity: AgentIdentity | undefined,
+): Promise<{ publicKey: string; origin: SealOrigin } | 'waiting'> {
+  const publicKey = await publicKeyPem(deps).catch((error: unknown) => {
+    throw new Error(`the hub's public sealing key: ${message(error)}`);
+  });
+  const managedCluster = deps.config.managedCluster;
+  if (managedCluster === undefined) {
+    throw new Error(
+      'KUBECELL_AGENT_MANAGED_CLUSTER is unset: a seal names the ManagedCluster it comes from',
+    );
+  }
+  // No Secret for the key yet (the work is being applied), or the key failed (reported above).
+  if (identity?.signingKey === undefined) return 'waiting';
+  return { publicKey, origin: { managedCluster, signingKey: identity.signingKey } };
 }
 
 async function sealAll(
   deps: PassDeps,
   targets: ReturnType<typeof sealTargets>,
+  identity: AgentIdentity | undefined,
   summary: PassSummary,
 ): Promise<void> {
-  let publicKey: string;
+  let needs: Awaited<ReturnType<typeof sealing>>;
   try {
-    publicKey = await publicKeyPem(deps);
+    needs = await sealing(deps, identity);
   } catch (error) {
     for (const target of targets) summary.sealed[target.namespace] = 'failed';
-    summary.errors.push(`the hub's public sealing key: ${message(error)}`);
+    summary.errors.push(message(error));
     return;
   }
   for (const target of targets) {
     try {
-      summary.sealed[target.namespace] = await sealKubeconfig(deps.api, target, publicKey);
+      summary.sealed[target.namespace] =
+        needs === 'waiting'
+          ? 'waiting'
+          : await sealKubeconfig(deps.api, target, needs.publicKey, needs.origin);
     } catch (error) {
       summary.sealed[target.namespace] = 'failed';
       summary.errors.push(`sealing ${target.namespace}/${target.name}: ${message(error)}`);

@@ -8,9 +8,12 @@
  * feeds back to the hub. The agent may read that Secret and read and update that ConfigMap only
  * through the Role the same work delivers (hooks/delivery/agent-rbac.ts).
  *
- * Sealing is randomised, so the ConfigMap also records a digest of what it sealed (UID, public
- * key and kubeconfig; SHA-256, nothing a reader can open): an unchanged kubeconfig is not sealed
- * and written again. The kubeconfig itself is never logged nor kept.
+ * Each seal names the ManagedCluster the agent runs on and is signed with the agent's key
+ * (identity.ts), so the hub can tell where it came from. Sealing is randomised, so the ConfigMap
+ * also records a digest of what it sealed (envelope version, UID, hub public key, cluster,
+ * signing key id and kubeconfig; SHA-256, nothing a reader can open): an unchanged kubeconfig is
+ * not sealed and written again, and a new hub key or signing key re-seals it. The kubeconfig
+ * itself is never logged nor kept.
  */
 import { createHash } from 'node:crypto';
 import { isLabelValue, LABELS } from '../kube/labels.js';
@@ -20,7 +23,8 @@ import {
   SEALED_KUBECONFIG_KEY,
   sealedKubeconfigConfigMapName,
 } from '../remote/contract.js';
-import { sealFor } from '../remote/sealing.js';
+import { SEALING_VERSION, sealFor, type SealOrigin } from '../remote/sealing.js';
+import { keyId } from '../remote/sealing-keys.js';
 import { KUBECONFIG_KEY } from '../virtualcluster/constants.js';
 import { MAX_KUBECONFIG_BYTES } from '../virtualcluster/kubeconfig-policy.js';
 import { k3kKubeconfigSecretName } from '../virtualcluster/names.js';
@@ -52,9 +56,16 @@ export function sealTargets(namespaces: readonly KubernetesObject[]): SealTarget
   );
 }
 
-export function sealedDigest(uid: string, publicKeyPem: string, kubeconfig: string): string {
+export function sealedDigest(
+  uid: string,
+  publicKeyPem: string,
+  origin: SealOrigin,
+  kubeconfig: string,
+): string {
   const hash = createHash('sha256');
-  for (const part of [uid, publicKeyPem, kubeconfig]) hash.update(part).update('\0');
+  const signer = keyId(origin.signingKey);
+  const parts = [`v${SEALING_VERSION}`, uid, publicKeyPem, origin.managedCluster, signer];
+  for (const part of [...parts, kubeconfig]) hash.update(part).update('\0');
   return `sha256:${hash.digest('hex')}`;
 }
 
@@ -68,6 +79,7 @@ export async function sealKubeconfig(
   api: AgentApi,
   target: SealTarget,
   publicKeyPem: string,
+  origin: SealOrigin,
 ): Promise<SealOutcome> {
   const secretPath = `/api/v1/namespaces/${encodeURIComponent(target.namespace)}/secrets/${encodeURIComponent(k3kKubeconfigSecretName(target.name))}`;
   const secret = (await api.get(secretPath)) as
@@ -81,7 +93,7 @@ export async function sealKubeconfig(
     );
   }
   const name = sealedKubeconfigConfigMapName(target.name);
-  const digest = sealedDigest(target.uid, publicKeyPem, kubeconfig);
+  const digest = sealedDigest(target.uid, publicKeyPem, origin, kubeconfig);
   const existing = await readConfigMap(api, target.namespace, name);
   if (existing === undefined) return 'waiting';
   if (
@@ -94,7 +106,7 @@ export async function sealKubeconfig(
     {
       namespace: target.namespace,
       name,
-      data: { [SEALED_KUBECONFIG_KEY]: sealFor(publicKeyPem, target.uid, kubeconfig) },
+      data: { [SEALED_KUBECONFIG_KEY]: sealFor(publicKeyPem, target.uid, kubeconfig, origin) },
       annotations: { [SEALED_DIGEST_ANNOTATION]: digest },
     },
     existing,

@@ -26,6 +26,19 @@ export function emptyConfigMap(namespace: string, name: string): KubernetesObjec
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace } };
 }
 
+/** What the agent's work creates empty for its signing key: the Secret and the ConfigMap. */
+export function agentWorkObjects(): KubernetesObject[] {
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'kubecell-cell-agent-signing-key', namespace: 'kubecell-system' },
+      type: 'Opaque',
+    } as KubernetesObject,
+    emptyConfigMap('kubecell-system', 'kubecell-cell-agent-identity'),
+  ];
+}
+
 /** The REST path of an object. */
 export function pathOf(object: KubernetesObject): string {
   const { name, namespace } = object.metadata;

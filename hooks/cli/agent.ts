@@ -22,7 +22,11 @@ machine profile of KUBECELL_AGENT_MACHINE_PROFILES into ConfigMap
 kubecell-system/kubecell-cell-report-<profile> when it changed or is 5 minutes old; and for each
 host namespace the hub delivered, seals k3k's kubeconfig with the hub's public key
 (KUBECELL_SEALING_PUBLIC_KEY_FILE, else ConfigMap kubecell-system/kubecell-sealing-public-key)
-into ConfigMap kubecell-<name>-sealed-kubeconfig.
+into ConfigMap kubecell-<name>-sealed-kubeconfig, naming its ManagedCluster
+(KUBECELL_AGENT_MANAGED_CLUSTER) and signed with its own key (Secret
+kubecell-system/kubecell-cell-agent-signing-key; the public half in ConfigMap
+kubecell-system/kubecell-cell-agent-identity). The hub's works create those ConfigMaps and the
+Secret; the agent only updates them.
 
 Options:
   --once   one pass, then exit (1 if anything failed)

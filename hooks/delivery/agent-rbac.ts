@@ -8,7 +8,8 @@
  *   the k3k Namespace, k3k's CRDs, its controller Deployment and the CNI and TopoLVM DaemonSets by
  *   name. Nothing on Secrets or ConfigMaps, and no `watch`.
  * - Role `kubecell-cell-agent` in AGENT_NAMESPACE (the agent's work): get and update its report
- *   ConfigMaps, get the public-key ConfigMap, by name.
+ *   ConfigMaps, the ConfigMap it publishes its signing key in and the Secret it keeps that key
+ *   in, get the public-key ConfigMap, by name.
  * - Role `kubecell-<name>-cell-agent` in each host namespace (that VirtualCluster's work): get
  *   k3k's kubeconfig Secret and get and update the sealed-kubeconfig ConfigMap, by name. It
  *   comes and goes with the VirtualCluster's work.
@@ -23,8 +24,10 @@
  */
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import {
+  AGENT_IDENTITY_CONFIGMAP,
   AGENT_NAME,
   AGENT_NAMESPACE,
+  AGENT_SIGNING_KEY_SECRET,
   SEALING_PUBLIC_KEY_CONFIGMAP,
   sealedKubeconfigConfigMapName,
 } from '../remote/contract.js';
@@ -85,25 +88,20 @@ export function agentClusterRules(baseline: ProviderBaseline): PolicyRule[] {
 }
 
 /**
- * The Role's rules in AGENT_NAMESPACE: its reports (`reportNames`) and, when the hub has a
- * sealing key, the public-key ConfigMap (the agent's fallback when no key file is mounted). A
- * rule without names would grant every name, so an empty list gives no rule.
+ * The Role's rules in AGENT_NAMESPACE: its reports (`reportNames`), its signing key's Secret and
+ * identity ConfigMap and, when the hub has a sealing key, the public-key ConfigMap (the agent's
+ * fallback when no key file is mounted). A rule without names would grant every name, so an empty
+ * list gives no rule.
  */
 export function agentNamespaceRules(reportNames: string[], publicKey: boolean): PolicyRule[] {
-  const configMaps = (resourceNames: string[], verbs: string[]): PolicyRule[] =>
+  const named = (resource: string, resourceNames: string[], verbs: string[]): PolicyRule[] =>
     resourceNames.length === 0
       ? []
-      : [
-          {
-            apiGroups: [''],
-            resources: ['configmaps'],
-            resourceNames: names(...resourceNames),
-            verbs,
-          },
-        ];
+      : [{ apiGroups: [''], resources: [resource], resourceNames: names(...resourceNames), verbs }];
   return [
-    ...configMaps(reportNames, ['get', 'update']),
-    ...configMaps(publicKey ? [SEALING_PUBLIC_KEY_CONFIGMAP] : [], ['get']),
+    ...named('configmaps', [...reportNames, AGENT_IDENTITY_CONFIGMAP], ['get', 'update']),
+    ...named('configmaps', publicKey ? [SEALING_PUBLIC_KEY_CONFIGMAP] : [], ['get']),
+    ...named('secrets', [AGENT_SIGNING_KEY_SECRET], ['get', 'update']),
   ];
 }
 

@@ -1,26 +1,31 @@
 /**
  * The ManifestWork `kubecell-cell-agent`: KubeCell's cell agent on a managed cluster, its RBAC
- * (agent-rbac.ts), the hub's public sealing key, and the report ConfigMaps (one per machine
- * profile of a Cell bound to the cluster) the hub reads back as status feedback (decision D34).
- * The work creates each report ConfigMap empty (`CreateOnly`, never rewritten): the agent may
- * only read and update them by name.
+ * (agent-rbac.ts), the hub's public sealing key, the Secret of the agent's signing key and the
+ * ConfigMap it publishes the public half in (fed back as `agentSigningKey`), and the report
+ * ConfigMaps (one per machine profile of a Cell bound to the cluster) the hub reads back as
+ * status feedback (decision D34). The work creates each of the Secret and those ConfigMaps empty
+ * (`CreateOnly`, never rewritten): the agent may only read and update them by name.
  *
  * The agent is the hook server's image run as `kubecell agent`
  * (`node --import tsx hooks/cli/kubecell.ts agent`, the Dockerfile's runtime). Its settings:
- * AGENT_ENV.machineProfiles (the profiles to report, sorted), AGENT_ENV.publicKeyFile (the
+ * AGENT_ENV.machineProfiles (the profiles to report, sorted), AGENT_ENV.managedCluster (the
+ * ManagedCluster's name, which each seal names), AGENT_ENV.publicKeyFile (the
  * mounted SEALING_PUBLIC_KEY_CONFIGMAP; optional, absent when the hub has no sealing key) and the
  * provider baseline's names as the hub's Cell controller has them (AGENT_ENV.k3kController,
  * cniDaemonSet, topolvmDaemonSet), one source for the agent's checks and the NetworkPolicies.
  *
- * Deleting the work deletes the agent, its RBAC, the public key and the reports, but leaves its Namespace:
+ * Deleting the work deletes the agent, its RBAC, keys and reports, but leaves its Namespace:
  * the managed cluster may be the hub itself, whose kubecell-system holds the hook server.
  */
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import {
   AGENT_ENV,
+  AGENT_IDENTITY_CONFIGMAP,
   AGENT_NAME,
   AGENT_NAMESPACE,
   AGENT_PUBLIC_KEY_DIR,
+  AGENT_PUBLIC_SIGNING_KEY_KEY,
+  AGENT_SIGNING_KEY_SECRET,
   AGENT_WORK_NAME,
   FEEDBACK,
   REPORT_KEY,
@@ -72,6 +77,19 @@ function rbac(
   ];
 }
 
+/**
+ * The Secret the agent keeps its signing key in (identity.ts), created empty and never rewritten
+ * (`CreateOnly`): the key is made on the cluster, so it is never in the work.
+ */
+function signingKeySecret(): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: meta(AGENT_SIGNING_KEY_SECRET),
+    type: 'Opaque',
+  } as KubernetesObject;
+}
+
 function publicKeyConfigMap(pem: string): KubernetesObject {
   return {
     apiVersion: 'v1',
@@ -92,8 +110,16 @@ function baselineEnv(baseline: ProviderBaseline): { name: string; value: string 
   ];
 }
 
+/** What the agent's Deployment is rendered from. */
+interface AgentSpec {
+  clusterName: string;
+  profiles: readonly string[];
+  image: string;
+  baseline: ProviderBaseline;
+}
+
 /** The agent's container: non-root, read-only root filesystem, no capabilities. */
-function agentContainer(profiles: readonly string[], image: string, baseline: ProviderBaseline) {
+function agentContainer({ clusterName, profiles, image, baseline }: AgentSpec) {
   return {
     name: 'agent',
     image,
@@ -102,6 +128,7 @@ function agentContainer(profiles: readonly string[], image: string, baseline: Pr
     args: [...AGENT_ARGS],
     env: [
       { name: AGENT_ENV.machineProfiles, value: profiles.join(',') },
+      { name: AGENT_ENV.managedCluster, value: clusterName },
       {
         name: AGENT_ENV.publicKeyFile,
         value: `${AGENT_PUBLIC_KEY_DIR}/${SEALING_PUBLIC_KEY_KEY}`,
@@ -125,11 +152,7 @@ function agentContainer(profiles: readonly string[], image: string, baseline: Pr
 }
 
 /** One replica (one writer of the reports), replaced by Recreate, never two at once. */
-function agentDeployment(
-  profiles: readonly string[],
-  image: string,
-  baseline: ProviderBaseline,
-): KubernetesObject {
+function agentDeployment(spec: AgentSpec): KubernetesObject {
   const selector = {
     'app.kubernetes.io/name': AGENT_LABELS['app.kubernetes.io/name'],
     'app.kubernetes.io/component': AGENT_LABELS['app.kubernetes.io/component'],
@@ -153,7 +176,7 @@ function agentDeployment(
             runAsGroup: 65532,
             seccompProfile: { type: 'RuntimeDefault' },
           },
-          containers: [agentContainer(profiles, image, baseline)],
+          containers: [agentContainer(spec)],
           volumes: [
             {
               name: 'sealing-public-key',
@@ -185,21 +208,30 @@ export function renderAgentWork(
   );
   const baseline = config.providerBaseline ?? DEFAULT_DELIVERY_CONFIG.providerBaseline;
   const reportNames = reports.map((report) => report.metadata.name);
+  const signingKey = signingKeySecret();
+  const identity = agentConfigMap(AGENT_IDENTITY_CONFIGMAP, AGENT_NAMESPACE, AGENT_LABELS);
   const manifests = [
     namespace,
     ...rbac(baseline, reportNames, config.publicKeyPem !== undefined),
     ...(config.publicKeyPem === undefined ? [] : [publicKeyConfigMap(config.publicKeyPem)]),
-    agentDeployment(profiles, config.agentImage, baseline),
+    signingKey,
+    identity,
+    agentDeployment({ clusterName, profiles, image: config.agentImage, baseline }),
     ...reports,
   ];
+  const identityPath = `.data.${AGENT_PUBLIC_SIGNING_KEY_KEY}`;
   return manifestWork(
     { name: AGENT_WORK_NAME, namespace: clusterName, labels: { ...AGENT_LABELS } },
     manifests,
     {
       deleteOption: orphaning([namespace]),
-      manifestConfigs: reports.map((report) =>
-        createOnly(report, [{ name: FEEDBACK.report, path: `.data.${REPORT_KEY}` }]),
-      ),
+      manifestConfigs: [
+        createOnly(signingKey),
+        createOnly(identity, [{ name: FEEDBACK.agentSigningKey, path: identityPath }]),
+        ...reports.map((report) =>
+          createOnly(report, [{ name: FEEDBACK.report, path: `.data.${REPORT_KEY}` }]),
+        ),
+      ],
     },
   );
 }

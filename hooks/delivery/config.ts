@@ -27,7 +27,7 @@ import {
   type HostNamespaceConfig,
 } from '../host-namespace/config.js';
 import { DEFAULT_CELL_CONFIG, loadCellConfig, type CellControllerConfig } from '../cell/config.js';
-import { loadSealingKeyFromEnv, publicKeyPemOf } from '../remote/sealing.js';
+import { loadSealingKeysFromEnv, publicKeyPemOf } from '../remote/sealing-keys.js';
 
 /**
  * Where the agent looks for the provider baseline: the hub's Cell controller settings (k3k's CRD
@@ -88,7 +88,7 @@ export function loadDeliveryConfig(env: NodeJS.ProcessEnv = process.env): Delive
   }
   const controllerNamespace = reader.controllerNamespace();
   const hostNamespace = collect(reader, () => loadHostNamespaceConfig(env));
-  const key = collect(reader, () => loadSealingKeyFromEnv(env));
+  const keys = collect(reader, () => loadSealingKeysFromEnv(env));
   const cell = collect(reader, () => loadCellConfig(env));
   finishOnce(reader);
   return {
@@ -96,7 +96,7 @@ export function loadDeliveryConfig(env: NodeJS.ProcessEnv = process.env): Delive
     agentImage,
     hostNamespace: hostNamespace ?? DEFAULT_HOST_NAMESPACE_CONFIG,
     providerBaseline: providerBaseline(cell ?? DEFAULT_CELL_CONFIG),
-    ...(key === undefined ? {} : { publicKeyPem: publicKeyPemOf(key) }),
+    ...(keys === undefined ? {} : { publicKeyPem: publicKeyPemOf(keys.current) }),
   };
 }
 

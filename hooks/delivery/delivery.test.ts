@@ -81,6 +81,8 @@ describe('kubecell-delivery: the ManifestWorks of a ManagedCluster', () => {
           'Role/kubecell-cell-agent',
           'RoleBinding/kubecell-cell-agent',
           `ConfigMap/${SEALING_PUBLIC_KEY_CONFIGMAP}`,
+          'Secret/kubecell-cell-agent-signing-key',
+          'ConfigMap/kubecell-cell-agent-identity',
           'Deployment/kubecell-cell-agent',
           'ConfigMap/kubecell-cell-report-a100',
           'ConfigMap/kubecell-cell-report-h100',
@@ -89,21 +91,39 @@ describe('kubecell-delivery: the ManifestWorks of a ManagedCluster', () => {
       expect(manifest(work, 'ConfigMap', SEALING_PUBLIC_KEY_CONFIGMAP)['data']).to.deep.equal({
         [SEALING_PUBLIC_KEY_KEY]: PUBLIC_KEY_PEM,
       });
-      expect(work.spec.manifestConfigs).to.deep.equal(
-        ['a100', 'h100'].map((profile) => ({
+      const configMap = (name: string) => ({
+        group: '',
+        resource: 'configmaps',
+        name,
+        namespace: AGENT_NAMESPACE,
+      });
+      // Each created empty and never rewritten: the agent fills it (agent-rbac.ts).
+      expect(work.spec.manifestConfigs).to.deep.equal([
+        {
           resourceIdentifier: {
-            group: '',
-            resource: 'configmaps',
-            name: `kubecell-cell-report-${profile}`,
-            namespace: AGENT_NAMESPACE,
+            ...configMap('kubecell-cell-agent-signing-key'),
+            resource: 'secrets',
           },
+          updateStrategy: { type: 'CreateOnly' },
+        },
+        {
+          resourceIdentifier: configMap('kubecell-cell-agent-identity'),
+          feedbackRules: [
+            {
+              type: 'JSONPaths',
+              jsonPaths: [{ name: FEEDBACK.agentSigningKey, path: '.data.signingKey' }],
+            },
+          ],
+          updateStrategy: { type: 'CreateOnly' },
+        },
+        ...['a100', 'h100'].map((profile) => ({
+          resourceIdentifier: configMap(`kubecell-cell-report-${profile}`),
           feedbackRules: [
             { type: 'JSONPaths', jsonPaths: [{ name: FEEDBACK.report, path: '.data.report' }] },
           ],
-          // Created empty and never rewritten: the agent fills it (agent-rbac.ts).
           updateStrategy: { type: 'CreateOnly' },
         })),
-      );
+      ]);
       // The managed cluster may be the hub itself: its kubecell-system is never deleted.
       expect(work.spec.deleteOption).to.deep.equal({
         propagationPolicy: 'SelectivelyOrphan',
@@ -163,7 +183,7 @@ describe('kubecell-delivery: the ManifestWorks of a ManagedCluster', () => {
         {
           apiGroups: [''],
           resources: ['configmaps'],
-          resourceNames: ['kubecell-cell-report-a100'],
+          resourceNames: ['kubecell-cell-agent-identity', 'kubecell-cell-report-a100'],
           verbs: ['get', 'update'],
         },
         {
@@ -171,6 +191,12 @@ describe('kubecell-delivery: the ManifestWorks of a ManagedCluster', () => {
           resources: ['configmaps'],
           resourceNames: [SEALING_PUBLIC_KEY_CONFIGMAP],
           verbs: ['get'],
+        },
+        {
+          apiGroups: [''],
+          resources: ['secrets'],
+          resourceNames: ['kubecell-cell-agent-signing-key'],
+          verbs: ['get', 'update'],
         },
       ]);
     });
@@ -356,7 +382,8 @@ describe('kubecell-delivery: the ManifestWorks of a ManagedCluster', () => {
         agent.spec.workload.manifests
           .filter((m) => m.kind === 'ConfigMap')
           .map((m) => m.metadata.name),
-      ).to.deep.equal([SEALING_PUBLIC_KEY_CONFIGMAP]);
+        'no report ConfigMap',
+      ).to.deep.equal([SEALING_PUBLIC_KEY_CONFIGMAP, 'kubecell-cell-agent-identity']);
       const observed = observedWorks([agent]);
       // Cells not observed at all: the agent's work stays as it is.
       expect(

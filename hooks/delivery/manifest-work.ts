@@ -65,6 +65,7 @@ const RESOURCES: Readonly<Record<string, string>> = Object.freeze({
   Namespace: 'namespaces',
   ServiceAccount: 'serviceaccounts',
   ConfigMap: 'configmaps',
+  Secret: 'secrets',
   Service: 'services',
   ResourceQuota: 'resourcequotas',
   LimitRange: 'limitranges',

@@ -2,7 +2,8 @@
  * The works a ManagedCluster should have, from what observe.ts found:
  *
  * - one `kubecell-vc-<uid>` per VirtualCluster placed on it through ManifestWorks
- *   (`status.resolved.cell`: this ManagedCluster, delivery ManifestWork) and not being deleted;
+ *   (`status.resolved.cell`: this ManagedCluster, delivery ManifestWork) and not being deleted,
+ *   annotated with the public signing key this cluster's agent fed back (fedBackAgentKey);
  * - `kubecell-cell-agent` while a ManifestWork Cell binds it or a VirtualCluster's work is
  *   desired (the agent seals the kubeconfigs), reporting on the bound Cells' machine profiles.
  *
@@ -17,7 +18,15 @@ import { compareStrings } from '../feasibility/resources.js';
 import { isJsonObject } from '../json/json.js';
 import { keptChild } from '../metacontroller/kept-child.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
-import { AGENT_WORK_NAME, virtualClusterWorkName } from '../remote/contract.js';
+import {
+  AGENT_IDENTITY_CONFIGMAP,
+  AGENT_NAMESPACE,
+  AGENT_WORK_NAME,
+  FEEDBACK,
+  virtualClusterWorkName,
+} from '../remote/contract.js';
+import { configMapMeta, feedbackValue } from '../remote/feedback.js';
+import { agentPublicKeyText, parseAgentPublicKey } from '../remote/sealing-keys.js';
 import { renderAgentWork } from './agent-work.js';
 import type { DeliveryConfig } from './config.js';
 import type { DeliveryObservation } from './observe.js';
@@ -55,6 +64,23 @@ function byNamespaceAndName(a: VirtualCluster, b: VirtualCluster): number {
   );
 }
 
+/**
+ * The public signing key the agent's work fed back (identity ConfigMap, feedback
+ * `agentSigningKey`): parsed and written anew, or undefined while there is none that parses. The
+ * agent's work is in this ManagedCluster's namespace, so the key is that cluster's agent's.
+ */
+export function fedBackAgentKey(o: DeliveryObservation): string | undefined {
+  const value = feedbackValue(
+    observedWork(o, AGENT_WORK_NAME),
+    configMapMeta(AGENT_NAMESPACE, AGENT_IDENTITY_CONFIGMAP),
+    FEEDBACK.agentSigningKey,
+  );
+  const key = parseAgentPublicKey(
+    value?.type === 'String' && 'string' in value ? value.string : undefined,
+  );
+  return key === undefined ? undefined : agentPublicKeyText(key);
+}
+
 /** The VirtualClusters' works: rendered, kept as observed, or (deleted, absent) none. */
 export function virtualClusterWorks(
   o: DeliveryObservation,
@@ -66,11 +92,12 @@ export function virtualClusterWorks(
       .map(keptChild);
   }
   const works: KubernetesObject[] = [];
+  const agentKey = fedBackAgentKey(o);
   for (const vc of [...o.virtualClusters].sort(byNamespaceAndName)) {
     if (!hasUid(vc) || vc.metadata.deletionTimestamp) continue;
     const placement = deliveredPlacement(vc, o.clusterName);
     if (placement !== undefined) {
-      works.push(renderVirtualClusterWork(vc, placement, config));
+      works.push(renderVirtualClusterWork(vc, placement, config, agentKey));
       continue;
     }
     const observed = observedWork(o, virtualClusterWorkName(vc.metadata.uid));

@@ -29,6 +29,7 @@ import { planPodSecurity } from '../host-namespace/pod-security.js';
 import { isLabelValue, LABELS } from '../kube/labels.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import {
+  CELL_AGENT_KEY_ANNOTATION,
   FEEDBACK,
   HOST_NAMESPACE_VIRTUALCLUSTER,
   SEALED_KUBECONFIG_KEY,
@@ -123,11 +124,17 @@ export function hostNamespaceManifest(
   };
 }
 
-/** The work of `vc`, placed by `resolved` on a ManifestWork Cell of its ManagedCluster. */
+/**
+ * The work of `vc`, placed by `resolved` on a ManifestWork Cell of its ManagedCluster. `agentKey`
+ * is the public signing key the agent of that ManagedCluster fed back (render.ts), recorded on
+ * the work (CELL_AGENT_KEY_ANNOTATION) for the VirtualCluster controller, which accepts only a
+ * sealed kubeconfig signed with it; undefined while the agent has published none.
+ */
 export function renderVirtualClusterWork(
   vc: DeliveredVirtualCluster,
   resolved: ResolvedPlacement,
   config: DeliveryConfig,
+  agentKey?: string,
 ): ManifestWork {
   const names = childNames(vc.metadata.name, vc.metadata.uid);
   const labels = childLabels(vc, resolved);
@@ -160,6 +167,7 @@ export function renderVirtualClusterWork(
       name: virtualClusterWorkName(vc.metadata.uid),
       namespace: resolved.cell.managedClusterName,
       labels: virtualClusterLabels(vc),
+      ...(agentKey === undefined ? {} : { annotations: { [CELL_AGENT_KEY_ANNOTATION]: agentKey } }),
     },
     manifests,
     {

@@ -19,6 +19,27 @@ export const AGENT_NAME = 'kubecell-cell-agent';
 export const SEALING_PUBLIC_KEY_CONFIGMAP = 'kubecell-sealing-public-key';
 export const SEALING_PUBLIC_KEY_KEY = 'public-key.pem';
 
+/**
+ * The agent's signing key (sealing.ts: it signs each sealed kubeconfig): made by the agent on its
+ * cluster and kept in this Secret (in AGENT_NAMESPACE, key AGENT_SIGNING_KEY_KEY, PKCS#8 PEM),
+ * which the agent's work creates empty; it never leaves the managed cluster.
+ */
+export const AGENT_SIGNING_KEY_SECRET = 'kubecell-cell-agent-signing-key';
+export const AGENT_SIGNING_KEY_KEY = 'signing-key.pem';
+/**
+ * The public half of that key, published by the agent in this ConfigMap (in AGENT_NAMESPACE, key
+ * AGENT_PUBLIC_SIGNING_KEY_KEY: base64 of its DER SubjectPublicKeyInfo), which the agent's work
+ * feeds back (FEEDBACK.agentSigningKey).
+ */
+export const AGENT_IDENTITY_CONFIGMAP = 'kubecell-cell-agent-identity';
+export const AGENT_PUBLIC_SIGNING_KEY_KEY = 'signingKey';
+/**
+ * Annotation of a VirtualCluster's ManifestWork: the public signing key of the agent of the
+ * work's ManagedCluster, as that cluster's agent work fed it back (hooks/delivery writes it;
+ * hooks/virtualcluster accepts only a sealed kubeconfig signed with it).
+ */
+export const CELL_AGENT_KEY_ANNOTATION = 'kubecell.io/cell-agent-signing-key';
+
 /** ConfigMap (in AGENT_NAMESPACE) where the agent reports one machine profile's inventory. */
 export function reportConfigMapName(machineProfile: string): string {
   return `kubecell-cell-report-${machineProfile}`;
@@ -42,6 +63,8 @@ export const SEALED_KUBECONFIG_KEY = 'sealed';
 export const FEEDBACK = {
   /** The report ConfigMap's data.report (String). */
   report: 'report',
+  /** The identity ConfigMap's data.signingKey (String): the agent's public signing key. */
+  agentSigningKey: 'agentSigningKey',
   /** The sealed-kubeconfig ConfigMap's data.sealed (String). */
   sealedKubeconfig: 'sealedKubeconfig',
   /** The API Service's spec.ports[0].nodePort (Integer). */
@@ -72,6 +95,8 @@ export const HOST_NAMESPACE_VIRTUALCLUSTER = {
 export const AGENT_ENV = {
   /** Comma-separated machine profiles to report on: those of the Cells bound to the cluster. */
   machineProfiles: 'KUBECELL_AGENT_MACHINE_PROFILES',
+  /** The ManagedCluster the agent runs on, which it names in what it seals. */
+  managedCluster: 'KUBECELL_AGENT_MANAGED_CLUSTER',
   /** File holding the hub's public sealing key (SEALING_PUBLIC_KEY_CONFIGMAP, mounted). */
   publicKeyFile: 'KUBECELL_SEALING_PUBLIC_KEY_FILE',
   /**

@@ -1,4 +1,5 @@
 /** Fixtures for the remote/ tests and for the modules that read reports. */
+import { constants, createCipheriv, publicEncrypt, randomBytes } from 'node:crypto';
 import type { CellReport } from './report.js';
 
 /** A report of profile a100: two Nodes, one Ready, with GPUs, TopoLVM and NodePorts. */
@@ -32,4 +33,29 @@ export function sampleReport(): CellReport {
       topolvmReady: true,
     },
   };
+}
+
+/**
+ * `plaintext` sealed as an agent before envelope version 2 sealed it (version 1: no key id, no
+ * cluster, no signature; the UID as additional data), to test that the hub still opens it.
+ */
+export function sealVersion1(publicKeyPem: string, uid: string, plaintext: string): string {
+  const contentKey = randomBytes(32);
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', contentKey, iv, { authTagLength: 16 });
+  cipher.setAAD(Buffer.from(uid, 'utf8'));
+  const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  const key = publicEncrypt(
+    { key: publicKeyPem, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' },
+    contentKey,
+  );
+  const envelope = {
+    v: 1,
+    alg: 'RSA-OAEP-256+A256GCM',
+    key: key.toString('base64'),
+    iv: iv.toString('base64'),
+    tag: cipher.getAuthTag().toString('base64'),
+    data: data.toString('base64'),
+  };
+  return Buffer.from(JSON.stringify(envelope), 'utf8').toString('base64');
 }

@@ -114,12 +114,12 @@ function assessDelivery(
   vc: VirtualCluster,
   resolved: ResolvedPlacement | undefined,
   observation: VirtualClusterObservation,
-  config: Pick<VirtualClusterConfig, 'sealingKey'>,
+  config: Pick<VirtualClusterConfig, 'sealingKeys'>,
 ): Pick<Assessment, 'children' | 'remote'> {
   if (resolved === undefined || !deliveredByWork(resolved)) {
     return { children: assessChildren(resolved, observation) };
   }
-  const remote = assessRemote(vc, resolved, observation, config.sealingKey);
+  const remote = assessRemote(vc, resolved, observation, config.sealingKeys);
   const { port } = remote;
   const url = port === undefined ? undefined : endpointUrl(resolved.endpointAddress, port);
   const children: ChildrenState = {

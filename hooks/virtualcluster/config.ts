@@ -8,17 +8,17 @@
  * | `KUBECELL_NODEPORT_RANGE`                | `30000-32767`     | The apiserver's `--service-node-port-range` (FIRST-LAST)  |
  * | `KUBECELL_VIRTUALCLUSTER_RESYNC_SECONDS` | `30`              | Resync while Pending, Provisioning, Degraded or Deleting (1 to 3600) |
  * | `KUBECELL_SEALING_KEY_FILE`              | (unset)           | The hub's private sealing key (PEM): opens the kubeconfigs of VirtualClusters on `ManifestWork` Cells |
+ * | `KUBECELL_SEALING_PREVIOUS_KEY_FILE`     | (unset)           | During a rotation, the key it replaces: still opens what was sealed for it |
  *
  * The first two are shared with the Cell and plan controllers and the admission webhook (same
- * names, same defaults). The sealing key is read by hooks/remote/sealing.ts
- * (`loadSealingKeyFromEnv`); without it a VirtualCluster on a `delivery: ManifestWork` Cell
+ * names, same defaults). The sealing keys are read by hooks/remote/sealing-keys.ts
+ * (`loadSealingKeysFromEnv`); without them a VirtualCluster on a `delivery: ManifestWork` Cell
  * stays Provisioning (KubeconfigPublished False, SealingKeyMissing). Invalid values throw a `ConfigError` (the hook server's) listing
  * every problem, so the server refuses to start rather than run with a guess.
  */
 import { ConfigError, EnvReader, SHARED_DEFAULTS, type PortRange } from '../config/env-reader.js';
-import type { KeyObject } from 'node:crypto';
 import { DEFAULT_INVENTORY_MAX_AGE_SECONDS } from '../feasibility/evaluate.js';
-import { loadSealingKeyFromEnv } from '../remote/sealing.js';
+import { loadSealingKeysFromEnv, type SealingKeys } from '../remote/sealing-keys.js';
 
 export interface VirtualClusterConfig {
   /** The namespace Cells live in. */
@@ -29,8 +29,8 @@ export interface VirtualClusterConfig {
   resyncSeconds: number;
   /** How old a Cell's inventory may be for the feasibility evaluation to trust it. */
   inventoryMaxAgeSeconds: number;
-  /** The hub's private sealing key; undefined when KUBECELL_SEALING_KEY_FILE is unset. */
-  sealingKey?: KeyObject;
+  /** The hub's private sealing keys; undefined when KUBECELL_SEALING_KEY_FILE is unset. */
+  sealingKeys?: SealingKeys;
 }
 
 const DEFAULT_RESYNC_SECONDS = 30;
@@ -59,16 +59,16 @@ export function loadVirtualClusterConfig(
     ),
     inventoryMaxAgeSeconds: DEFAULT_INVENTORY_MAX_AGE_SECONDS,
   };
-  let sealingKey: KeyObject | undefined;
+  let sealingKeys: SealingKeys | undefined;
   try {
-    sealingKey = loadSealingKeyFromEnv(env);
+    sealingKeys = loadSealingKeysFromEnv(env);
   } catch (error) {
     // One ConfigError lists every problem, the key file's included.
     if (!(error instanceof ConfigError)) throw error;
     error.problems.forEach((problem) => reader.problem(problem));
   }
   reader.finish();
-  return sealingKey === undefined ? config : { ...config, sealingKey };
+  return sealingKeys === undefined ? config : { ...config, sealingKeys };
 }
 
 /**

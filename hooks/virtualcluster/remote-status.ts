@@ -13,6 +13,7 @@
  * No message holds a time or anything of the kubeconfig, so the same work gives the same status.
  */
 import { echo } from '../json/echo.js';
+import { SEALING_PREVIOUS_KEY_FILE_ENV } from '../remote/sealing-keys.js';
 import { verdict } from '../status/conditions.js';
 import type { ChildrenState } from './assess.js';
 import type { VirtualClusterObservation } from './observe.js';
@@ -96,7 +97,7 @@ export function remoteKubeconfigPublishedCondition(
   const { name } = remote.ref;
   if (children.published && children.url !== undefined) {
     const message = `Secret ${names.secret} (key kubeconfig.yaml) points at ${children.url}.`;
-    return published(['True', REASONS.KubeconfigPublished, message]);
+    return published(['True', REASONS.KubeconfigPublished, message + rotationNote(remote)]);
   }
   if (children.port === undefined) {
     const message = `ManifestWork ${name} has not fed back the NodePort of Service ${names.service} yet (feedback nodePort).`;
@@ -107,6 +108,17 @@ export function remoteKubeconfigPublishedCondition(
     ]);
   }
   return published(kubeconfigWords(remote, rendering.secret, observation));
+}
+
+/**
+ * During a rotation of the hub's sealing key, whether this kubeconfig still comes sealed for the
+ * previous key: the rotation is over once no VirtualCluster says so.
+ */
+function rotationNote(remote: RemoteState): string {
+  const { kubeconfig } = remote;
+  return kubeconfig.state === 'unsealed' && kubeconfig.hubKey === 'previous'
+    ? ` The cell agent sealed it for the previous sealing key (${SEALING_PREVIOUS_KEY_FILE_ENV}); it seals it for the current one once it has that public key.`
+    : '';
 }
 
 /** Why the kubeconfig is not published yet, once the NodePort is known. */

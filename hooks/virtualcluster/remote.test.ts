@@ -277,7 +277,9 @@ describe('VirtualCluster on a ManifestWork Cell', () => {
       'False',
       'SealedKubeconfigInvalid',
     ]);
-    expect(condition(unpublished, 'KubeconfigPublished')).to.include('authentication failed');
+    expect(condition(unpublished, 'KubeconfigPublished')).to.include(
+      'sealed for another VirtualCluster than UID',
+    );
     const text = JSON.stringify(unpublished);
     expect(text).to.not.include(MARKER);
     expect(text).to.not.include(replayed.slice(0, 40));
@@ -417,9 +419,10 @@ describe('VirtualCluster on a ManifestWork Cell: settings and HTTP', function ()
   }
 
   it('loads the sealing key from KUBECELL_SEALING_KEY_FILE, and refuses a file without one', () => {
-    expect(loadVirtualClusterConfig({}).sealingKey).to.equal(undefined);
+    expect(loadVirtualClusterConfig({}).sealingKeys).to.equal(undefined);
     const loaded = loadVirtualClusterConfig({ KUBECELL_SEALING_KEY_FILE: keyFile() });
-    expect(loaded.sealingKey?.asymmetricKeyType).to.equal('rsa');
+    expect(loaded.sealingKeys?.current.asymmetricKeyType).to.equal('rsa');
+    expect(loaded.sealingKeys).to.not.have.property('previous');
     const bad = path.join(dir, 'not-a-key.pem');
     writeFileSync(bad, 'not a key');
     expect(() =>

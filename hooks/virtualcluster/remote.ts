@@ -4,20 +4,27 @@
  * Cluster (feedback `k3kPhase` and `k3kReady*`, Strings), the NodePort of the API Service
  * (feedback `nodePort`, Integer) and k3k's admin kubeconfig as the KubeCell cell agent sealed it
  * for this VirtualCluster's UID (feedback `sealedKubeconfig`, String, of the ConfigMap
- * `kubecell-<name>-sealed-kubeconfig`), opened with the hub's private sealing key
- * (hooks/remote/sealing.ts). The opened kubeconfig then takes the local publish path (render.ts
- * `planSecret`: allowlist, server rewritten to the endpoint, kept once published).
+ * `kubecell-<name>-sealed-kubeconfig`), opened with the hub's current or, during a rotation,
+ * previous private sealing key (hooks/remote/sealing.ts) and accepted only when it names the
+ * work's ManagedCluster and is signed with the key that cluster's agent published, which
+ * kubecell-delivery records on the work (CELL_AGENT_KEY_ANNOTATION). The opened kubeconfig then
+ * takes the local publish path (render.ts `planSecret`: allowlist, server rewritten to the
+ * endpoint, kept once published).
  *
  * Nothing read from the work is echoed but names, condition words, k3k's `Ready` reason and
  * message (bounded, as a local Cluster's are shown) and the sealing module's own problem (which
  * never holds key or secret material); the kubeconfig never is.
  */
-import type { KeyObject } from 'node:crypto';
 import type { ResolvedPlacement, VirtualCluster } from '../generated/types/index.js';
 import { echo } from '../json/echo.js';
 import type { ObjectCondition } from '../kube/objects.js';
-import { FEEDBACK, sealedKubeconfigConfigMapName } from '../remote/contract.js';
-import { SealingError, unseal } from '../remote/sealing.js';
+import {
+  CELL_AGENT_KEY_ANNOTATION,
+  FEEDBACK,
+  sealedKubeconfigConfigMapName,
+} from '../remote/contract.js';
+import { SealingError, unseal, type ExpectedSeal } from '../remote/sealing.js';
+import { parseAgentPublicKey, type SealingKeys } from '../remote/sealing-keys.js';
 import { isJsonObject } from '../json/json.js';
 import { K3K_API_VERSION, KUBECONFIG_KEY } from './constants.js';
 import {
@@ -38,7 +45,7 @@ import { childLabels, planSecret, type Rendering } from './render.js';
 
 /** The kubeconfig fed back sealed: opened, not fed back yet, no key to open it, or unusable. */
 export type RemoteKubeconfig =
-  | { state: 'unsealed'; source: SecretObject }
+  | { state: 'unsealed'; source: SecretObject; hubKey: 'current' | 'previous' }
   | { state: 'absent' }
   | { state: 'noKey' }
   | { state: 'invalid'; problem: string };
@@ -73,7 +80,7 @@ export function assessRemote(
   vc: VirtualCluster,
   resolved: ResolvedPlacement,
   observation: Pick<VirtualClusterObservation, 'works' | 'names'>,
-  sealingKey: KeyObject | undefined,
+  sealingKeys: SealingKeys | undefined,
 ): RemoteState {
   const ref = workRef(resolved, vc.metadata.uid);
   const work = findWork(observation.works, ref);
@@ -95,8 +102,21 @@ export function assessRemote(
     ...(applied === undefined ? {} : { applied }),
     ...(port === undefined ? {} : { port }),
     ...(cluster === undefined ? {} : { cluster }),
-    kubeconfig: openSealed(sealed, vc.metadata.uid ?? '', sealingKey, sealedConfigMap, namespace),
+    kubeconfig: openSealed(sealed, sealingKeys, sealedFor(vc, ref.namespace, work), {
+      configMap: sealedConfigMap,
+      namespace,
+    }),
   };
+}
+
+/**
+ * What the seal must show: this VirtualCluster's UID, the work's ManagedCluster, and that
+ * cluster's agent key as kubecell-delivery recorded it on the work (parsed anew: an annotation
+ * that is no Ed25519 key counts as none).
+ */
+function sealedFor(vc: VirtualCluster, managedCluster: string, work: ManifestWork): ExpectedSeal {
+  const annotation = work.metadata.annotations?.[CELL_AGENT_KEY_ANNOTATION];
+  return { uid: vc.metadata.uid ?? '', managedCluster, agentKey: parseAgentPublicKey(annotation) };
 }
 
 /** The API Service's NodePort as fed back (an Integer from 1 to 65535), if it was. */
@@ -158,13 +178,12 @@ function fedBackCluster(
   };
 }
 
-/** Opens the fed-back sealed kubeconfig for this VirtualCluster's UID. */
+/** Opens the fed-back sealed kubeconfig, if it was sealed as `expected` says. */
 function openSealed(
   value: FeedbackValue | undefined,
-  uid: string,
-  key: KeyObject | undefined,
-  configMap: string,
-  namespace: string,
+  keys: SealingKeys | undefined,
+  expected: ExpectedSeal,
+  where: { configMap: string; namespace: string },
 ): RemoteKubeconfig {
   if (value === undefined) return { state: 'absent' };
   const sealed: unknown = value.type === 'String' && 'string' in value ? value.string : undefined;
@@ -181,10 +200,11 @@ function openSealed(
       problem: `it is ${sealed.length} characters, more than the ${MAX_SEALED_CHARS} a sealed kubeconfig of at most 64 KiB takes`,
     };
   }
-  if (key === undefined) return { state: 'noKey' };
+  if (keys === undefined) return { state: 'noKey' };
   try {
-    const text = unseal(key, uid, sealed);
-    return { state: 'unsealed', source: openedSecret(text, configMap, namespace) };
+    const opened = unseal(keys, expected, sealed);
+    const source = openedSecret(opened.plaintext, where.configMap, where.namespace);
+    return { state: 'unsealed', source, hubKey: opened.hubKey };
   } catch (error) {
     const problem = error instanceof SealingError ? echo(error.message, 512) : 'cannot unseal it';
     return { state: 'invalid', problem };

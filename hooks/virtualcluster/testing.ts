@@ -21,7 +21,9 @@ import {
   type ObjectMap,
 } from '../metacontroller/protocol.js';
 import { DEFAULT_VIRTUALCLUSTER_CONFIG, type VirtualClusterConfig } from './config.js';
-import { sealFor } from '../remote/sealing.js';
+import { CELL_AGENT_KEY_ANNOTATION } from '../remote/contract.js';
+import { sealFor, type SealOrigin } from '../remote/sealing.js';
+import { agentPublicKeyText, generateAgentKey } from '../remote/sealing-keys.js';
 import { MANIFEST_WORK_TYPE_KEY } from '../remote/feedback.js';
 import { CHILD_TYPES, type SecretObject } from './observe.js';
 import { syncVirtualCluster } from './sync.js';
@@ -464,6 +466,13 @@ export function remoteRelated(): KubernetesObject[] {
 }
 
 let testKeys: { privateKey: KeyObject; publicKeyPem: string } | undefined;
+let testAgentKey: KeyObject | undefined;
+
+/** The signing key of the test cell agent on REMOTE_CLUSTER (Ed25519, made once per run). */
+export function agentKey(): KeyObject {
+  testAgentKey ??= generateAgentKey();
+  return testAgentKey;
+}
 
 /** A 2048-bit RSA sealing key pair made once per test run (never a key of any installation). */
 export function sealingKeys(): { privateKey: KeyObject; publicKeyPem: string } {
@@ -477,12 +486,19 @@ export function sealingKeys(): { privateKey: KeyObject; publicKeyPem: string } {
 
 /** CONFIG with the hub's private key of sealingKeys(). */
 export function remoteConfig(): VirtualClusterConfig {
-  return { ...CONFIG, sealingKey: sealingKeys().privateKey };
+  return { ...CONFIG, sealingKeys: { current: sealingKeys().privateKey } };
 }
 
-/** K3K_KUBECONFIG (or `text`) sealed by the agent for the VirtualCluster `uid`. */
-export function sealedKubeconfig(uid: string = VC_UID, text: string = K3K_KUBECONFIG): string {
-  return sealFor(sealingKeys().publicKeyPem, uid, text);
+/**
+ * K3K_KUBECONFIG (or `text`) sealed for the VirtualCluster `uid` by the agent of REMOTE_CLUSTER
+ * (or as `origin` says).
+ */
+export function sealedKubeconfig(
+  uid: string = VC_UID,
+  text: string = K3K_KUBECONFIG,
+  origin: SealOrigin = { managedCluster: REMOTE_CLUSTER, signingKey: agentKey() },
+): string {
+  return sealFor(sealingKeys().publicKeyPem, uid, text, origin);
 }
 
 /** k3k's status of its Cluster on the managed cluster, as the work feeds it back. */
@@ -523,6 +539,8 @@ export function manifestWork(
     sealed?: string;
     namespace?: string;
     k3k?: FedBackK3k | 'gone';
+    /** The agent key kubecell-delivery recorded on the work: agentKey()'s unless told; null: none. */
+    agentKey?: KeyObject | null;
   } = {},
 ): KubernetesObject {
   const condition = (type: string, holds: boolean, reason: string, message: string) => ({
@@ -573,6 +591,13 @@ export function manifestWork(
       name: `kubecell-vc-${VC_UID}`,
       namespace: options.namespace ?? REMOTE_CLUSTER,
       uid: 'work-uid',
+      ...(options.agentKey === null
+        ? {}
+        : {
+            annotations: {
+              [CELL_AGENT_KEY_ANNOTATION]: agentPublicKeyText(options.agentKey ?? agentKey()),
+            },
+          }),
     },
     spec: { workload: { manifests: [] } },
     status: {

@@ -10,7 +10,7 @@ import { API_VERSION } from '../../hooks/api/kinds.js';
 import { runCli } from '../../hooks/cli/validate.js';
 import { DEFAULT_DELIVERY_CONFIG } from '../../hooks/delivery/config.js';
 import { renderAgentWork } from '../../hooks/delivery/agent-work.js';
-import { loadPrivateKey } from '../../hooks/remote/sealing.js';
+import { loadPrivateKey } from '../../hooks/remote/sealing-keys.js';
 import { AGENT_NAME } from '../../hooks/remote/contract.js';
 import { resourcePath, type KubeObject } from '../../test/simulate/index.js';
 import { boundCluster, isCellListPath } from './cell-view.js';

@@ -22,9 +22,8 @@
 // Nothing here plays KubeCell: the outside world (OCM, kubelets, k3k, KubeVirt, Cluster API) is
 // played by test/simulate/, and everything KubeCell does is done by Metacontroller calling the
 // hooks.
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import {
   readMetacontrollerObjects,
   rewriteHookUrls,
@@ -36,7 +35,6 @@ import {
   type ControlPlaneOptions,
   type RunningMetacontroller,
 } from './control-plane.js';
-import { createCertificateAuthority, issueCertificate } from './certs.js';
 import { KubeClient } from '../simulate/kube-client.js';
 import { HubLeaseController } from '../simulate/ocm.js';
 import { installKubeCellApi, kubectlOk } from './kubecell.js';
@@ -50,6 +48,7 @@ import { clusterTestDir, repoRoot } from './paths.js';
 import { freeLoopbackPorts } from './ports.js';
 import { startManagedProcess, type ManagedProcess } from './processes.js';
 import { httpGet, waitForHttpOk } from './readiness.js';
+import { webhookConfigurations, webhookServing } from './webhook-serving.js';
 
 /** The ServiceAccount manifests/rbac/metacontroller.yaml binds KubeCell's role to. */
 export const METACONTROLLER_SERVICE_ACCOUNT = {
@@ -95,7 +94,10 @@ export interface KubeCellStackOptions {
 export interface KubeCellStack {
   cluster: ControlPlane;
   metacontroller: RunningMetacontroller;
-  hookServer: ManagedProcess;
+  /** The running hook server (a new process after restartHookServer). */
+  readonly hookServer: ManagedProcess;
+  /** The hook server restarted on its port with `hookServerEnv` for the options'; once ready. */
+  restartHookServer(hookServerEnv: Readonly<Record<string, string>>): Promise<void>;
   /** http://127.0.0.1:<port> */
   hookServerUrl: string;
   /** `<kind>/<name>` of every Metacontroller object applied. */
@@ -183,25 +185,37 @@ export async function startKubeCellStack(
       '-f',
       path.join(repoRoot, 'manifests', 'webhook', 'base', 'rbac.yaml'),
     ]);
-    hookServer = startManagedProcess({
-      name: 'hook-server',
-      command: process.execPath,
-      args: ['--import', 'tsx', hookServerEntry],
-      cwd: repoRoot,
-      logDir: cluster.logDir,
-      env: hookServerEnvironment(hookPort, {
-        KUBECONFIG: hookServerKubeconfig,
-        ...(webhook
-          ? {
-              KUBECELL_WEBHOOK_PORT: String(webhookPort),
-              KUBECELL_TLS_CERT_FILE: webhook.certFile,
-              KUBECELL_TLS_KEY_FILE: webhook.keyFile,
-            }
-          : {}),
-        ...options.hookServerEnv,
-      }),
-    });
-    const runningHookServer = hookServer;
+    const launchHookServer = (hookServerEnv = options.hookServerEnv) =>
+      startManagedProcess({
+        name: 'hook-server',
+        command: process.execPath,
+        args: ['--import', 'tsx', hookServerEntry],
+        cwd: repoRoot,
+        logDir: cluster.logDir,
+        env: hookServerEnvironment(hookPort, {
+          KUBECONFIG: hookServerKubeconfig,
+          ...(webhook
+            ? {
+                KUBECELL_WEBHOOK_PORT: String(webhookPort),
+                KUBECELL_TLS_CERT_FILE: webhook.certFile,
+                KUBECELL_TLS_KEY_FILE: webhook.keyFile,
+              }
+            : {}),
+          ...hookServerEnv,
+        }),
+      });
+    const hookServerReady = (running: ManagedProcess) =>
+      waitForHttpOk(
+        'hook server /readyz',
+        `${hookServerUrl}/readyz`,
+        {},
+        {
+          timeoutMs: 60_000,
+          process: running,
+        },
+      );
+    hookServer = launchHookServer();
+    let runningHookServer = hookServer;
     await Promise.all([
       installKubeCellApi(cluster, {
         excludeUpstreamCrds: excluded,
@@ -219,12 +233,7 @@ export async function startKubeCellStack(
             : []),
         ],
       }),
-      waitForHttpOk(
-        'hook server /readyz',
-        `${hookServerUrl}/readyz`,
-        {},
-        { timeoutMs: 60_000, process: runningHookServer },
-      ),
+      hookServerReady(runningHookServer),
     ]);
     if (webhook) {
       await kubectlOk(
@@ -280,7 +289,14 @@ export async function startKubeCellStack(
     return {
       cluster,
       metacontroller,
-      hookServer: runningHookServer,
+      get hookServer() {
+        return runningHookServer;
+      },
+      async restartHookServer(hookServerEnv) {
+        await runningHookServer.stop();
+        runningHookServer = launchHookServer(hookServerEnv);
+        await hookServerReady(runningHookServer);
+      },
       hookServerUrl,
       controllers,
       ...(simulatedOcmHub ? { ocmHub: simulatedOcmHub } : {}),
@@ -316,51 +332,6 @@ export async function startKubeCellStack(
     await cluster.stop({ keepLogs: true });
     throw error;
   }
-}
-
-const webhookManifest = path.join(repoRoot, 'manifests', 'webhook', 'base', 'webhooks.yaml');
-
-/** A serving certificate for 127.0.0.1 from a CA of its own, as cert-manager would issue. */
-async function webhookServing(
-  cluster: ControlPlane,
-  port: number,
-): Promise<{ certFile: string; keyFile: string; caBundle: string; port: number }> {
-  const dir = path.join(cluster.dir, 'webhook-pki');
-  mkdirSync(dir, { recursive: true });
-  const ca = await createCertificateAuthority(dir, 'webhook-ca', 'kubecell-webhook-test-ca');
-  const serving = await issueCertificate(ca, dir, {
-    name: 'webhook',
-    commonName: 'kubecell-hooks.kubecell-system.svc',
-    usage: 'server',
-    ipAddresses: ['127.0.0.1'],
-    dnsNames: ['localhost', 'kubecell-hooks.kubecell-system.svc'],
-  });
-  return {
-    ...serving,
-    caBundle: readFileSync(ca.certFile).toString('base64'),
-    port,
-  };
-}
-
-/**
- * The shipped webhook configurations with the in-cluster Service replaced by the local
- * server's URL (the apiserver reaches no Service here) and the CA filled in.
- */
-export function webhookConfigurations(baseUrl: string, caBundle: string): unknown[] {
-  type Webhook = { clientConfig: { service?: { path?: string }; url?: string; caBundle?: string } };
-  return parseAllDocuments(readFileSync(webhookManifest, 'utf8'))
-    .map((document) => document.toJS() as { webhooks?: Webhook[] } | null)
-    .filter((object): object is { webhooks?: Webhook[] } => object !== null)
-    .map((object) => ({
-      ...object,
-      webhooks: (object.webhooks ?? []).map((webhook) => ({
-        ...webhook,
-        clientConfig: {
-          url: `${baseUrl}${webhook.clientConfig.service?.path ?? ''}`,
-          caBundle,
-        },
-      })),
-    }));
 }
 
 function hookServerEnvironment(

@@ -133,20 +133,23 @@ export interface AgentPassesOptions {
   config: AgentConfig;
   publicKeyPem: string;
   now: Date;
-  /** Changes k3k's kubeconfig of every delivered VirtualCluster, so the second pass re-seals. */
-  changeKubeconfigs(): Promise<void>;
+  /**
+   * Between the passes: changes k3k's kubeconfig of every delivered VirtualCluster (and whatever
+   * else the second pass must write again), so that the second pass re-seals.
+   */
+  betweenPasses(): Promise<void>;
 }
 
 /**
  * Two whole passes, so that every call the agent makes is made: the first fills (or finds
- * filled) each report and sealed kubeconfig; then each kubeconfig changes and the second pass,
- * a heartbeat later and without the mounted key file (its fallback reads the key's ConfigMap),
- * updates them all.
+ * filled) each report, its signing key and each sealed kubeconfig; then each kubeconfig changes
+ * and the second pass, a heartbeat later and without the mounted key file (its fallback reads the
+ * key's ConfigMap), updates them all.
  */
 export async function agentPasses(options: AgentPassesOptions): Promise<PassSummary[]> {
   const deps = { api: options.api, readFile: () => options.publicKeyPem };
   const first = await runPass({ ...deps, config: options.config, now: options.now });
-  await options.changeKubeconfigs();
+  await options.betweenPasses();
   const withoutFile = { ...options.config };
   delete withoutFile.publicKeyFile;
   const later = new Date(options.now.getTime() + REPORT_HEARTBEAT_SECONDS * 1000);

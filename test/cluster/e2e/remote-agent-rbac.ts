@@ -2,8 +2,9 @@
 // checks in memory, here against `cell-remote`'s apiserver with the RBAC that OCM's work agent
 // applied from the hub's works. Whole agent passes (test/support/agent-rbac.ts `agentPasses`) run
 // as the delivered ServiceAccount, with the settings of the delivered Deployment, recording every
-// call; the Roles and ClusterRoles the apiserver has bound to that account are read back; and
-// calls outside them are made to see the apiserver refuse them.
+// call (between the passes k3k's kubeconfig changes and the agent's signing key is lost, so that
+// the second pass writes everything again); the Roles and ClusterRoles the apiserver has bound to
+// that account are read back; and calls outside them are made to see the apiserver refuse them.
 import { KubeConfig } from '@kubernetes/client-node';
 import { loadAgentConfig } from '../../../hooks/agent/config.js';
 import { ApiError, kubeApi, type AgentApi } from '../../../hooks/agent/kube-api.js';
@@ -11,8 +12,10 @@ import type { PassSummary } from '../../../hooks/agent/pass.js';
 import { REPORT_HEARTBEAT_SECONDS } from '../../../hooks/agent/reports.js';
 import type { KubernetesObject } from '../../../hooks/metacontroller/protocol.js';
 import {
+  AGENT_IDENTITY_CONFIGMAP,
   AGENT_NAME,
   AGENT_NAMESPACE,
+  AGENT_SIGNING_KEY_SECRET,
   SEALING_PUBLIC_KEY_CONFIGMAP,
   SEALING_PUBLIC_KEY_KEY,
 } from '../../../hooks/remote/contract.js';
@@ -96,6 +99,28 @@ async function changeKubeconfig(world: RemoteWorld, namespace: string, name: str
   ]);
 }
 
+/**
+ * The agent's signing key lost (its Secret and published key emptied), as after a restore: the
+ * next pass makes and publishes a new one, which the hub then records for the cluster.
+ */
+async function forgetAgentKey(world: RemoteWorld): Promise<void> {
+  for (const [kind, name] of [
+    ['secret', AGENT_SIGNING_KEY_SECRET],
+    ['configmap', AGENT_IDENTITY_CONFIGMAP],
+  ] as const) {
+    await kubectl(world.managedView, [
+      'patch',
+      kind,
+      name,
+      '-n',
+      AGENT_NAMESPACE,
+      '--type=json',
+      '-p',
+      JSON.stringify([{ op: 'remove', path: '/data' }]),
+    ]);
+  }
+}
+
 /** Calls a compromised agent would like to make; none is in its grants. */
 function outsideCalls(api: AgentApi, hostNamespace: string): Record<string, () => Promise<void>> {
   const configMap = (namespace: string, name: string) =>
@@ -173,7 +198,10 @@ export async function agentRbacOnManagedCluster(
     publicKeyPem,
     // The second pass, a heartbeat after the first, runs now: no report is dated in the future.
     now: new Date(Date.now() - REPORT_HEARTBEAT_SECONDS * 1000),
-    changeKubeconfigs: () => changeKubeconfig(world, virtualCluster.namespace, virtualCluster.name),
+    betweenPasses: async () => {
+      await changeKubeconfig(world, virtualCluster.namespace, virtualCluster.name);
+      await forgetAgentKey(world);
+    },
   });
   const grants = grantsOf(await boundRoles(world));
   const outside: Record<string, number | 'allowed'> = {};

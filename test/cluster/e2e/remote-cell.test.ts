@@ -219,6 +219,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
     expect(findings.passes.map((pass) => pass.errors)).to.deep.equal([[], []]);
     expect(findings.passes[1]).to.deep.include({
       reports: { [profile]: 'updated' },
+      identity: 'updated',
       sealed: { [namespace]: 'updated' },
     });
     expect(findings.denied, 'calls the bound roles do not allow').to.deep.equal([]);

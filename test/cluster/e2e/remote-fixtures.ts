@@ -157,11 +157,16 @@ async function projectConfigMaps(
  * mounted paths moved to where the test projected them, and a kubeconfig holding the token of
  * the ServiceAccount the Deployment names.
  */
-export async function runDeliveredAgent(world: RemoteWorld): Promise<ManagedProcess> {
+export async function runDeliveredAgent(
+  world: RemoteWorld,
+  /** Settings the container leaves unset (the pass interval): the container's own win. */
+  defaults: Readonly<Record<string, string>> = {},
+): Promise<ManagedProcess> {
   const pod = deliveredPod(await deliveredAgentDeployment(world));
   if ('problem' in pod) throw new Error(`the delivered agent cannot run here: ${pod.problem}`);
   const env: NodeJS.ProcessEnv = {
     PATH: process.env['PATH'],
+    ...defaults,
     ...processEnvironment(pod, await projectConfigMaps(world, pod)),
     KUBECONFIG: await world.managed.cluster.kubeconfigForServiceAccount({
       namespace: AGENT_NAMESPACE,
