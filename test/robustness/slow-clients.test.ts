@@ -8,87 +8,21 @@
 // the 64 are answered 408 and closed. The waits are generous (a busy 2-core machine); nothing
 // asserts how fast an answer comes.
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
 import { connect as netConnect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
+import { selfSignedCertificate, type TestCertificate } from '../../hooks/admission/testing.js';
 import {
-  admissionReview,
-  sample,
-  selfSignedCertificate,
-  type TestCertificate,
-} from '../../hooks/admission/testing.js';
-import { cellSyncBody } from './bodies.js';
+  admissionCall,
+  ANSWER_WITHIN_MS,
+  expectAllowed,
+  hookCall,
+  metric,
+  startServer,
+  unreachableKubeconfig,
+  type Started,
+} from './server-process.js';
 
-const MAIN = fileURLToPath(new URL('../../hooks/main.ts', import.meta.url));
 const SLOW_CLIENTS = 64;
-/** A generous wait for an answer; the point is that one comes, not how fast. */
-const ANSWER_WITHIN_MS = 15_000;
-
-interface Started {
-  child: ChildProcess;
-  hookPort: number;
-  webhookPort: number;
-  lines: () => Array<Record<string, unknown>>;
-  stop(): Promise<void>;
-}
-
-async function startServer(
-  cert: TestCertificate,
-  kubeconfig: string,
-  env: Record<string, string> = {},
-): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    env: {
-      ...process.env,
-      KUBECELL_PORT: '0',
-      KUBECELL_WEBHOOK_PORT: '0',
-      KUBECELL_TLS_CERT_FILE: cert.certFile,
-      KUBECELL_TLS_KEY_FILE: cert.keyFile,
-      KUBECONFIG: kubeconfig,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const lines = (): Array<Record<string, unknown>> =>
-    stdout
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  const lineOf = async (msg: string): Promise<Record<string, unknown>> => {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const line = lines().find((entry) => entry.msg === msg);
-      if (line) return line;
-      if (Date.now() > deadline || child.exitCode !== null) {
-        throw new Error(`no "${msg}" line; stdout: ${stdout} stderr: ${stderr}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  };
-  const webhook = await lineOf('admission webhook listening');
-  const hooks = await lineOf('hook server listening');
-  return {
-    child,
-    hookPort: Number(hooks.port),
-    webhookPort: Number(webhook.port),
-    lines,
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
 
 interface SlowClient {
   socket: Socket;
@@ -146,49 +80,6 @@ async function openSlowClients(
   );
 }
 
-function hookCall(port: number): Promise<{ status: number; text: string }> {
-  return fetch(`http://127.0.0.1:${port}/hooks/cell/sync`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(cellSyncBody()),
-    signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
-  }).then(async (res) => ({ status: res.status, text: await res.text() }));
-}
-
-function admissionCall(
-  port: number,
-  ca: string,
-): Promise<{ status: number; body: { response?: { allowed?: boolean; uid?: string } } }> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/admission/mutate',
-        method: 'POST',
-        servername: 'localhost',
-        ca,
-        headers: { 'content-type': 'application/json' },
-        timeout: ANSWER_WITHIN_MS,
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${ANSWER_WITHIN_MS} ms`)));
-    req.on('error', reject);
-    req.end(JSON.stringify(admissionReview('CREATE', sample('virtualcluster-full.yaml'))));
-  });
-}
-
-async function metric(port: number, name: string): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const line = text.split('\n').find((entry) => entry.startsWith(`${name} `));
-  return Number(line?.split(' ')[1]);
-}
-
 describe('robustness: slow clients on the hook and webhook ports (hooks/main.ts)', function () {
   this.timeout(120_000);
   let cert: TestCertificate;
@@ -198,17 +89,7 @@ describe('robustness: slow clients on the hook and webhook ports (hooks/main.ts)
 
   before(() => {
     cert = selfSignedCertificate('kubecell-hooks.kubecell-system.svc');
-    // Nobody listens there: the mutating webhook needs no lookup.
-    kubeconfig = join(mkdtempSync(join(tmpdir(), 'kubecell-slow-')), 'kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      stringify({
-        'current-context': 'x',
-        contexts: [{ name: 'x', context: { cluster: 'x', user: 'x' } }],
-        clusters: [{ name: 'x', cluster: { server: 'https://127.0.0.1:1' } }],
-        users: [{ name: 'x', user: { token: 'x' } }],
-      }),
-    );
+    kubeconfig = unreachableKubeconfig('kubecell-slow-');
   });
 
   afterEach(async () => {
@@ -261,11 +142,7 @@ describe('robustness: slow clients on the hook and webhook ports (hooks/main.ts)
     slow = await openWebhookClients();
     await settle();
 
-    for (let i = 0; i < 3; i++) {
-      const answer = await admissionCall(server.webhookPort, cert.cert);
-      expect(answer.status).to.equal(200);
-      expect(answer.body.response?.allowed).to.equal(true);
-    }
+    for (let i = 0; i < 3; i++) expectAllowed(await admissionCall(server.webhookPort, cert.cert));
     expect(slow.filter((client) => client.isClosed())).to.have.length(0);
     expect(await metric(server.hookPort, 'kubecell_admission_inflight')).to.equal(0);
     // And the hook port is not affected by the webhook port's slow clients.
