@@ -327,7 +327,7 @@ describe('e2e: tenant onboarding, a tenant bound to the built-in edit role', fun
     const published = Buffer.from(secret.data?.['kubeconfig.yaml'] ?? '', 'base64').toString(
       'utf8',
     );
-    expect(published).to.match(/^apiVersion: v1/m);
+    expect(published).to.match(/^apiVersion: "v1"$/m);
     const endpoint = vc.status?.['endpoint'] as { address: string; port: number };
     expect(published).to.include(`https://${endpoint.address}:${endpoint.port}`);
 

@@ -8,6 +8,7 @@
 // cannot clean up stays. The same apply → Ready → delete runs again under Metacontroller's
 // default apply strategy (dynamic-apply), on a KubeCell of its own.
 import { expect } from 'chai';
+import { kubeconfigServers } from '../../../hooks/virtualcluster/kubeconfig.js';
 import { expectPublishedKubeconfig } from '../../../hooks/virtualcluster/testing.js';
 import { startKubeCellStack, type KubeCellStack } from '../kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
@@ -151,9 +152,9 @@ function applyReadyDelete(
       'Service',
       'Secret',
     ]);
-    expect(kubeconfigText(children[4])).to.contain(
-      `server: https://${endpoint.address}:${endpoint.port}\n`,
-    );
+    expect(kubeconfigServers(kubeconfigText(children[4]))).to.deep.equal([
+      `https://${endpoint.address}:${endpoint.port}`,
+    ]);
     await deleteAndExpectEverythingGone(stack, namespace, 'team', vc.metadata.uid);
     await kubectl(stack, ['delete', 'namespace', namespace, '--wait=false']);
     await kubectl(stack, ['delete', VNCLASS, klass, '--wait=false']);
