@@ -75,6 +75,8 @@ function tooLarge(text: string): { ok: false; refusal: 'rejected'; problem: stri
   };
 }
 
+const NOT_AN_ENDPOINT_URL = 'is not an https URL of an IP address or DNS name and a port';
+
 /** An endpoint URL as endpointUrl writes it: `https://`, a host (IPv6 in brackets), a port. */
 const ENDPOINT_URL = /^https:\/\/(?:\[([^\]]*)\]|([^:/[\]]*)):([0-9]{1,5})$/;
 
@@ -106,7 +108,7 @@ export function rewriteKubeconfigServer(source: string, server: string): Rewrite
     return {
       ok: false,
       refusal: 'rejected',
-      problem: 'the endpoint is not an https URL of an IP address or DNS name and a port',
+      problem: `the endpoint ${NOT_AN_ENDPOINT_URL}`,
     };
   }
   if (oversized(source)) return tooLarge(source);
@@ -204,14 +206,15 @@ function rewriteUncached(source: string, server: string | undefined): RewriteRes
   const parsed = parseKubeconfig(source);
   if (!parsed.ok) return parsed;
   // A kept Secret keeps its servers only if they are endpoint URLs, as KubeCell wrote them.
-  const foreign = (parsed.config.clusters ?? []).findIndex(
-    (entry) => server === undefined && !isEndpointUrl(entry.cluster.server),
-  );
+  const foreign =
+    server === undefined
+      ? (parsed.config.clusters ?? []).findIndex((entry) => !isEndpointUrl(entry.cluster.server))
+      : -1;
   if (foreign >= 0) {
     return {
       ok: false,
       refusal: 'rejected',
-      problem: `clusters[${foreign}].cluster.server is not an https URL of an IP address or DNS name and a port`,
+      problem: `clusters[${foreign}].cluster.server ${NOT_AN_ENDPOINT_URL}`,
     };
   }
   const text = writeKubeconfig(parsed.config, server);
