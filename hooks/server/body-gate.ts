@@ -76,7 +76,11 @@ function tooLarge(limitBytes: number, length?: number): BodyRefusal {
 }
 
 /** The request's refusal before its body is read, if it has one. */
-function refusalOf(req: Request, limitBytes: number): BodyRefusal | undefined {
+function refusalOf(
+  req: Request,
+  declared: number | undefined,
+  limitBytes: number,
+): BodyRefusal | undefined {
   const encoding = contentEncodingOf(req);
   if (encoding !== undefined) {
     return new BodyRefusal(
@@ -87,8 +91,9 @@ function refusalOf(req: Request, limitBytes: number): BodyRefusal | undefined {
         'Metacontroller and the apiserver send them: remove the header and send the body as is',
     );
   }
-  const length = declaredLength(req);
-  return length !== undefined && length > limitBytes ? tooLarge(limitBytes, length) : undefined;
+  return declared !== undefined && declared > limitBytes
+    ? tooLarge(limitBytes, declared)
+    : undefined;
 }
 
 /**
@@ -112,7 +117,8 @@ export function gateBody(parser: RequestHandler, options: BodyGateOptions): Requ
       lingerOnClose(req.socket);
       settle(err);
     };
-    const early = refusalOf(req, limitBytes);
+    const declared = declaredLength(req);
+    const early = refusalOf(req, declared, limitBytes);
     if (early !== undefined) {
       refuse(early);
       return;
@@ -130,7 +136,7 @@ export function gateBody(parser: RequestHandler, options: BodyGateOptions): Requ
       ticket.release();
       return;
     }
-    countBody(req, ticket, {
+    countBody(req, ticket, declared, {
       limitBytes,
       tooLarge: () => refuse(tooLarge(limitBytes)),
       full: () => {
@@ -155,8 +161,12 @@ interface Counting {
  * without reading it; a chunked body's bytes as they arrive. No data has flowed yet: the parser
  * starts reading on the next tick.
  */
-function countBody(req: Request, ticket: BodyTicket, counting: Counting): void {
-  const declared = declaredLength(req);
+function countBody(
+  req: Request,
+  ticket: BodyTicket,
+  declared: number | undefined,
+  counting: Counting,
+): void {
   if (declared !== undefined && !ticket.declare(declared)) {
     counting.full();
     return;
