@@ -294,7 +294,11 @@ describe('admission webhooks called by the real apiserver over TLS', function ()
 
   it('fails closed: with the webhook down, KubeCell objects are refused', async function () {
     this.timeout(30_000);
-    await server?.close();
+    // Down means gone: the apiserver's kept-alive connections are cut too, else close() waits for
+    // them (a call arriving on one just before close kept it open past the timeout in CI).
+    const closing = server?.close();
+    server?.closeAllConnections();
+    await closing;
     server = undefined;
     const result = await create(manifest('VirtualClusterPlan', 'while-down', HOST, vcSpec));
     expect(result.code).to.not.equal(0);
