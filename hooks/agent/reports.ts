@@ -6,7 +6,7 @@
  * rewritten every REPORT_HEARTBEAT_SECONDS so the hub can tell a quiet cluster from a silent
  * agent (it counts a report older than 600 s as outdated), and not more often.
  */
-import { HEARTBEAT_SECONDS } from '../cell/heartbeat.js';
+import { HEARTBEAT_SECONDS } from '../cell/publication.js';
 import { clusterReport } from '../cell/cluster-report.js';
 import type { CellControllerConfig } from '../cell/config.js';
 import { observeCluster } from '../cell/observe.js';

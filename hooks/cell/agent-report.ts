@@ -20,7 +20,7 @@ import { configMapMeta, feedbackValue } from '../remote/feedback.js';
 import { CellReportError, parseCellReport, type CellReport } from '../remote/report.js';
 import { verdict, type ConditionVerdict } from '../status/conditions.js';
 import type { CellControllerConfig } from './config.js';
-import { HEARTBEAT_SECONDS } from './heartbeat.js';
+import { HEARTBEAT_SECONDS } from './publication.js';
 import { inventoryFrom } from './inventory.js';
 import { countNodePorts } from './node-ports.js';
 import { summariseNodes } from './nodes.js';
@@ -105,7 +105,8 @@ function judgeAge(report: CellReport, now: Date, cluster: string): AgentReportRe
 export type ClusterParts = Pick<
   CellAssessment,
   'provider' | 'missingProvider' | 'nodes' | 'inventory' | 'storageInventory' | 'nodePorts'
->;
+> &
+  Partial<Pick<CellAssessment, 'nodeDetail'>>;
 
 /**
  * The cluster parts from the report: as reported when fresh; the last report with storage and
@@ -121,8 +122,13 @@ export function reportedParts(
   const fresh = reading.state === 'fresh';
   const { totals, unscheduled } = reportedTotals(report);
   const provider = report?.provider ?? assessProvider({ k3kCRDs: [] }, config);
-  const storage = report?.storageInventory ?? computeStorageInventory([], undefined);
-  const nodePorts = report?.nodePorts ?? countNodePorts(undefined);
+  // The report's totals only: per-Node storage and times are not taken from it (the hub stamps
+  // its own observedAt; per-Node detail from a report is not read yet).
+  const storage = { ...(report?.storageInventory ?? computeStorageInventory([], undefined)) };
+  delete storage.perNode;
+  delete storage.observedAt;
+  const nodePorts = { ...(report?.nodePorts ?? countNodePorts(undefined)) };
+  delete nodePorts.observedAt;
   return {
     provider,
     missingProvider: report

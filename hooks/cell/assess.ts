@@ -1,8 +1,8 @@
 /**
  * The assess phase of a Cell sync: what the observation means, before any condition is written.
- * Pure and timeless: the Cell, what Metacontroller observed and the settings in; the facts the
- * status is built from out (liveness, provider baseline, Nodes, inventory, what is missing, who
- * uses it). No clock: only the heartbeat (heartbeat.ts) reads the time.
+ * Pure: the Cell, what Metacontroller observed, the settings and the time in; the facts the status
+ * is built from out (liveness, provider baseline, Nodes, inventory, what is missing, who uses it).
+ * The time serves one judgement only: whether the lease expired (liveness.ts).
  */
 import type {
   Cell,
@@ -21,6 +21,7 @@ import {
   nodeIsReady,
   podsByNode,
   unscheduledDemand,
+  type NodeAccounting,
 } from './inventory.js';
 import {
   ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION,
@@ -32,7 +33,10 @@ import { summariseNodes, type NodeReading } from './nodes.js';
 import { virtualClustersResolvedTo, type CellObservation } from './observe.js';
 import { assessProvider, missingProviderParts } from './provider.js';
 import type { Amounts } from './pod-requests.js';
-import { computeStorageInventory } from './storage.js';
+import { allocatedByNode, computeStorageInventory, topolvmFreeCapacity } from './storage.js';
+import { nodeDetail, type NodeDetail, type NodeFacts } from './node-detail.js';
+import type { Node } from '../kube/objects.js';
+import { formatQuantity, ZERO_QUANTITY, type ParsedQuantity } from '../quantity/quantity.js';
 
 export interface CellAssessment {
   liveness: Liveness;
@@ -43,6 +47,11 @@ export interface CellAssessment {
   missingSources: string[];
   /** The Node parts of the status, and the Nodes whose InternalIP was refused. */
   nodes: NodeReading;
+  /**
+   * One entry per profile Node and its storage, bounded by size (node-detail.ts); undefined when
+   * the source carries none (a cell agent's report).
+   */
+  nodeDetail?: NodeDetail;
   inventory: Record<string, ResourceInventory>;
   /** Declared devices no Ready profile Node offers, as `name (resourceName)`. */
   missingDevices: string[];
@@ -58,12 +67,18 @@ export function assessCell(
   cell: Cell,
   observation: CellObservation,
   config: CellControllerConfig,
+  now: Date,
   agentReport?: AgentReportReading,
 ): CellAssessment {
   const liveness = assessLiveness(
-    cell.spec.managedClusterRef.name,
-    observation.managedCluster,
+    {
+      clusterName: cell.spec.managedClusterRef.name,
+      cluster: observation.managedCluster,
+      lease: observation.lease,
+      leaseObserved: observation.leaseObserved,
+    },
     livenessBaseline(cell, observation),
+    now,
   );
   const resolved =
     observation.virtualClusters && virtualClustersResolvedTo(cell, observation.virtualClusters);
@@ -94,22 +109,41 @@ function localParts(
   const bound = podsByNode(pods);
   const nodes = observation.nodes ?? [];
   const accounted = nodes.map((node) => accountNode(node, bound.get(node.metadata.name) ?? []));
-  const inventory = computeInventory({
-    cell,
-    nodes: accounted,
-    unscheduled: unscheduledDemand(pods, observation.hostNamespaces ?? new Set()),
-    committed,
-  });
+  const allocatedStorage = allocatedByNode(observation.persistentVolumes);
+  const facts = nodes.map((node, index) =>
+    nodeStorageFacts(node, accounted[index]!, allocatedStorage),
+  );
   return {
     provider,
     missingProvider: missingProviderParts(provider),
     nodes: summariseNodes(nodes),
-    inventory,
+    nodeDetail: nodeDetail(facts, cell.spec.machineProfile.name),
+    inventory: computeInventory({
+      cell,
+      nodes: accounted,
+      unscheduled: unscheduledDemand(pods, observation.hostNamespaces ?? new Set()),
+      committed,
+    }),
     storageInventory: computeStorageInventory(
       nodes.filter(nodeIsReady),
       observation.persistentVolumes,
+      allocatedStorage,
     ),
     nodePorts: countNodePorts(observation.services),
+  };
+}
+
+function nodeStorageFacts(
+  node: Node,
+  accounting: NodeAccounting,
+  allocatedStorage: Map<string, ParsedQuantity>,
+): NodeFacts {
+  const free = topolvmFreeCapacity(node);
+  return {
+    node,
+    accounting,
+    ...(free === undefined ? {} : { freeStorage: formatQuantity(free) }),
+    allocatedStorage: formatQuantity(allocatedStorage.get(node.metadata.name) ?? ZERO_QUANTITY),
   };
 }
 

@@ -10,6 +10,7 @@ import {
   gpuNode,
   healthy,
   hostNamespace,
+  lease,
   managedCluster,
   pod,
   readyProvider,
@@ -23,7 +24,7 @@ const config = DEFAULT_CELL_CONFIG;
 
 describe('Cell sync', () => {
   it('is Provisioning until the provider baseline is ready, naming what is missing', () => {
-    const status = statusOf(cell(), [managedCluster(), gpuNode('n1')]);
+    const status = statusOf(cell(), [managedCluster(), lease(10), gpuNode('n1')]);
     expect(status.phase).to.equal('Provisioning');
     expect(condition(status, 'ProviderReady')?.message).to.equal(
       'not ready: k3k namespace, k3k CRDs, k3k controller, CNI DaemonSet, TopoLVM node DaemonSet',
@@ -74,14 +75,15 @@ describe('Cell sync', () => {
       committed: '5',
       availableEstimate: '3',
     });
-    expect(status.nodeCount).to.deep.equal({ total: 3, ready: 2 });
+    expect(status.nodeCount).to.deep.equal({ total: 3, ready: 2, omitted: 0 });
     expect(status.notReadyNodes).to.deep.equal([{ name: 'n3', reasons: ['KubeletNotReady'] }]);
     expect(status.resolvedBy).to.equal(1);
   });
 
-  it('publishes the InternalIPs of Ready, schedulable profile Nodes by name, and no per-Node detail', () => {
+  it('publishes the InternalIPs of Ready, schedulable profile Nodes by name, and every profile Node', () => {
     const status = statusOf(cell(), [
       managedCluster(),
+      lease(10),
       ...readyProvider(),
       gpuNode('n2', {}, { address: '10.0.0.2' }),
       gpuNode('n1', {}, { address: '10.0.0.1' }),
@@ -97,20 +99,37 @@ describe('Cell sync', () => {
     expect(status.nodeCount, 'the other profile is not counted').to.deep.equal({
       total: 5,
       ready: 4,
+      omitted: 0,
     });
-    expect(status).not.to.have.property('nodes');
-    expect(status.storageInventory).not.to.have.property('perNode');
+    const listed = ['n1', 'n2', 'n3', 'n4', 'n5'];
+    expect(
+      status.nodes?.map((entry) => entry.name),
+      'sorted by name',
+    ).to.deep.equal(listed);
+    expect(status.storageInventory?.perNode?.map((entry) => entry.node)).to.deep.equal(listed);
+    expect(status.nodes?.map((entry) => entry.ready)).to.deep.equal([
+      true,
+      true,
+      false,
+      true,
+      true,
+    ]);
   });
 
-  it('keeps the first 16 Node addresses and not-Ready Nodes by name, counting all', () => {
+  it('keeps the first 16 Node addresses and not-Ready Nodes by name, counting and listing all', () => {
     const names = Array.from({ length: 20 }, (_, i) => `n${String(i).padStart(2, '0')}`);
     const status = statusOf(cell(), [
       managedCluster(),
+      lease(10),
       ...readyProvider(),
       ...names.map((name, i) => gpuNode(name, {}, { address: `10.0.0.${i}` })),
       ...names.map((name) => gpuNode(`x-${name}`, {}, { ready: false })),
     ]);
-    expect(status.nodeCount).to.deep.equal({ total: 40, ready: 20 });
+    expect(status.nodeCount).to.deep.equal({ total: 40, ready: 20, omitted: 0 });
+    expect(status.nodes, 'status.nodes is not bounded to 16').to.have.length(40);
+    expect(
+      status.nodes?.filter((entry) => !entry.ready).map((entry) => entry.readinessReasons),
+    ).to.deep.equal(names.map(() => ['KubeletNotReady']));
     expect(status.nodeAddresses?.map((entry) => entry.node)).to.deep.equal(names.slice(0, 16));
     expect(status.notReadyNodes?.map((entry) => entry.name)).to.deep.equal(
       names.slice(0, 16).map((name) => `x-${name}`),
@@ -263,6 +282,7 @@ describe('Cell finalize', () => {
   it('finishes when no VirtualCluster resolves to it', () => {
     const response = finalizeCell(syncRequest(deleting(), relatedOf(healthy()), true), config, NOW);
     expect(response.finalized).to.equal(true);
+    // The liveness record goes with it: nothing reads it any more.
     expect(response.children).to.deep.equal([]);
   });
 
@@ -273,5 +293,9 @@ describe('Cell finalize', () => {
       NOW,
     );
     expect(response.finalized).to.equal(false);
+    // VirtualClusters may still read the liveness record: it is kept while the Cell waits.
+    expect(response.children.map((child) => child.metadata.name)).to.deep.equal([
+      'kubecell-cell-cell1',
+    ]);
   });
 });

@@ -24,7 +24,7 @@ export interface CellControllerConfig {
   /**
    * Longest a Cell goes without a sync: metacontroller/cell.yaml's resyncPeriodSeconds, which
    * must be the same. A sync rewrites the status only when something in it changed, or when the
-   * heartbeat (heartbeat.ts, every 300 s) falls due; a heartbeat due sooner than this asks for
+   * heartbeat (publication.ts, every 300 s) falls due; a heartbeat due sooner than this asks for
    * its own sync (resyncAfterSeconds).
    */
   resyncSeconds: number;

@@ -9,6 +9,7 @@ import type {
 import { AGENT_WORK_NAME } from '../remote/contract.js';
 import { MANIFEST_WORK_API_VERSION, MANIFEST_WORK_RESOURCE } from '../remote/feedback.js';
 import type { CellControllerConfig, NamespacedName } from './config.js';
+import { MANAGED_CLUSTER_LEASE } from './liveness.js';
 
 /**
  * What the Cell's status is computed from. Metacontroller caches this answer per generation, so
@@ -63,9 +64,9 @@ export function customizeCell(
 }
 
 /**
- * The bound ManagedCluster, for liveness. Not its Lease: OCM's hub judges the lease and writes the
- * verdict on the ManagedCluster (see liveness.ts), so a renewal every leaseDurationSeconds does
- * not sync the Cell.
+ * The bound ManagedCluster and its Lease managed-cluster-lease, in the namespace named after the
+ * cluster, for liveness (liveness.ts). A renewal every leaseDurationSeconds (60 s by default)
+ * syncs the Cell once; nothing else relates to the Cell, so it re-syncs nothing further.
  */
 function managedClusterRules(clusterName: string): RelatedResourceRule[] {
   return [
@@ -73,6 +74,12 @@ function managedClusterRules(clusterName: string): RelatedResourceRule[] {
       apiVersion: 'cluster.open-cluster-management.io/v1',
       resource: 'managedclusters',
       names: [clusterName],
+    },
+    {
+      apiVersion: 'coordination.k8s.io/v1',
+      resource: 'leases',
+      namespace: clusterName,
+      names: [MANAGED_CLUSTER_LEASE],
     },
   ];
 }

@@ -1,13 +1,23 @@
 import type { CellManagedClusterStatus, CellStatus } from '../generated/types/index.js';
-import { conditionIsTrue, type ManagedCluster } from '../kube/objects.js';
+import { conditionIsTrue, type Lease, type ManagedCluster } from '../kube/objects.js';
 
 /** Lets an operator accept a replaced ManagedCluster: its value is the new UID to record. */
 export const ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION = 'kubecell.io/accept-managed-cluster-uid';
 
-/** The ManagedCluster condition OCM's hub lease controller judges the lease by. */
+/** The ManagedCluster condition OCM's hub lease controller writes its verdict on. */
 export const AVAILABLE_CONDITION = 'ManagedClusterConditionAvailable';
 /** The reason that controller writes once the lease is not renewed for 5 × leaseDurationSeconds. */
 export const LEASE_UPDATE_STOPPED = 'ManagedClusterLeaseUpdateStopped';
+/** The Lease the registration agent renews, in the namespace named after the cluster. */
+export const MANAGED_CLUSTER_LEASE = 'managed-cluster-lease';
+/** OCM's default when spec.leaseDurationSeconds is unset or 0. */
+export const DEFAULT_LEASE_DURATION_SECONDS = 60;
+/** A lease is stale this many durations after its renewTime, as OCM's hub judges it. */
+export const LEASE_GRACE_DURATIONS = 5;
+
+/** Why the lease is judged as it is; each value is the LeaseFresh condition's reason. */
+export type LeaseVerdict =
+  'LeaseRenewed' | 'LeaseStale' | 'LeaseUpdateStopped' | 'LeaseMissing' | 'LeaseNotObserved';
 
 export interface Liveness {
   status: CellManagedClusterStatus;
@@ -15,24 +25,68 @@ export interface Liveness {
   replaced: boolean;
   /** How far the ManagedCluster got, for the Joined condition's reason. */
   observed: 'absent' | 'notAccepted' | 'notJoined' | 'joined';
+  lease: LeaseVerdict;
+  /** When a fresh lease goes stale unless renewed: the Cell asks for a sync at that instant. */
+  expiresAt?: Date;
+}
+
+/** What a Cell observed of its cluster's liveness: the ManagedCluster and its Lease. */
+export interface LivenessInputs {
+  clusterName: string;
+  cluster?: ManagedCluster;
+  lease?: Lease;
+  /** Whether Metacontroller delivered the Lease group at all (observed, even if empty). */
+  leaseObserved: boolean;
 }
 
 /**
- * Whether the agent renews its lease, as OCM's hub judges it. The hub's lease controller
- * (open-cluster-management-io/ocm v1.3.1, pkg/registration/hub/lease/controller.go, `sync` and
- * `updateClusterStatus`) requeues each accepted cluster exactly when its lease
- * managed-cluster-lease would expire (renewTime + 5 × spec.leaseDurationSeconds, 5 × 60 s when
- * unset) and then sets ManagedClusterConditionAvailable to Unknown with reason
- * ManagedClusterLeaseUpdateStopped; the agent sets Available again once it renews. So the
- * ManagedCluster changes when, and only when, the judgement does: the Cell reads it, never the
- * Lease, and a renewal costs no Cell sync. Undefined while Available is not reported at all.
+ * Whether the agent renews its lease, judged by KubeCell: the Lease managed-cluster-lease's
+ * renewTime + 5 × the ManagedCluster's spec.leaseDurationSeconds (60 s when unset or 0) is after
+ * `now`. That is the threshold OCM's hub lease controller applies (open-cluster-management-io/ocm
+ * v1.3.1, pkg/registration/hub/lease/controller.go: `sync` grants LeaseDurationTimes = 5 lease
+ * durations and expires at exactly renewTime + grace); its verdict, Available Unknown with reason
+ * ManagedClusterLeaseUpdateStopped, also counts, and the stricter of the two wins, so a hub whose
+ * controller is down, stuck or lagging does not keep a dead cluster live. Available=True alone
+ * never makes a lease fresh.
  */
-export function leaseFreshness(cluster: ManagedCluster | undefined): boolean | undefined {
-  const available = cluster?.status?.conditions?.find(
+export function judgeLease(
+  inputs: LivenessInputs,
+  now: Date,
+): { verdict: LeaseVerdict; renewTime?: Date; durationSeconds: number; expiresAt?: Date } {
+  const durationSeconds = leaseDurationSeconds(inputs.cluster);
+  const available = inputs.cluster?.status?.conditions?.find(
     (condition) => condition.type === AVAILABLE_CONDITION,
   );
-  if (available === undefined) return undefined;
-  return !(available.status === 'Unknown' && available.reason === LEASE_UPDATE_STOPPED);
+  const ocmStale = available?.status === 'Unknown' && available.reason === LEASE_UPDATE_STOPPED;
+  const renewTime = parseTime(inputs.lease?.spec?.renewTime);
+  const expiresAt =
+    renewTime && new Date(renewTime.getTime() + LEASE_GRACE_DURATIONS * durationSeconds * 1000);
+  const base = { durationSeconds, ...(renewTime ? { renewTime } : {}) };
+  if (ocmStale) return { ...base, verdict: 'LeaseUpdateStopped' };
+  if (!inputs.leaseObserved) return { ...base, verdict: 'LeaseNotObserved' };
+  if (!expiresAt) return { ...base, verdict: 'LeaseMissing' };
+  if (expiresAt.getTime() <= now.getTime()) return { ...base, verdict: 'LeaseStale' };
+  return { ...base, verdict: 'LeaseRenewed', expiresAt };
+}
+
+function leaseDurationSeconds(cluster: ManagedCluster | undefined): number {
+  const declared = cluster?.spec?.leaseDurationSeconds;
+  // OCM's CRD declares an int32; anything else did not come from the apiserver.
+  return typeof declared === 'number' &&
+    Number.isInteger(declared) &&
+    declared > 0 &&
+    declared <= 2_147_483_647
+    ? declared
+    : DEFAULT_LEASE_DURATION_SECONDS;
+}
+
+/** A MicroTime or Time from outside the hook server's trust, as a Date, or undefined. */
+function parseTime(value: unknown): Date | undefined {
+  if (typeof value !== 'string' || value.length > 64) return undefined;
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/.test(value))
+    return undefined;
+  const time = Date.parse(value);
+  return Number.isNaN(time) ? undefined : new Date(time);
 }
 
 function observedState(cluster: ManagedCluster | undefined, joined: boolean): Liveness['observed'] {
@@ -43,31 +97,39 @@ function observedState(cluster: ManagedCluster | undefined, joined: boolean): Li
 
 /**
  * Liveness of the bound ManagedCluster: joined, Available as its agent reports it, and whether
- * OCM's hub finds its lease renewed (`leaseFreshness`). The UID recorded at first sight is kept
- * even while the cluster is absent, so a replacement is noticed whenever it appears.
+ * its lease is renewed (`judgeLease`). The UID recorded at first sight is kept even while the
+ * cluster is absent, so a replacement is noticed whenever it appears.
  */
 export function assessLiveness(
-  clusterName: string,
-  cluster: ManagedCluster | undefined,
+  inputs: LivenessInputs,
   previous: CellStatus | undefined,
+  now: Date,
 ): Liveness {
+  const { clusterName, cluster } = inputs;
   const recordedUid = previous?.managedCluster?.uid;
   const observedUid = cluster?.metadata.uid;
   const joined =
     cluster !== undefined &&
     cluster.spec?.hubAcceptsClient === true &&
     conditionIsTrue(cluster.status?.conditions, 'ManagedClusterJoined');
-  const leaseFresh = leaseFreshness(cluster);
+  const lease = judgeLease(inputs, now);
+  const leaseFresh =
+    lease.verdict === 'LeaseNotObserved' ? undefined : lease.verdict === 'LeaseRenewed';
   const status: CellManagedClusterStatus = {
     name: clusterName,
     ...((recordedUid ?? observedUid) ? { uid: recordedUid ?? observedUid } : {}),
     joined,
     available: conditionIsTrue(cluster?.status?.conditions, AVAILABLE_CONDITION),
     ...(leaseFresh === undefined ? {} : { leaseFresh }),
+    // Written anew from the parsed time (milliseconds), never the Lease's own bytes.
+    ...(lease.renewTime ? { leaseRenewTime: lease.renewTime.toISOString() } : {}),
+    leaseDurationSeconds: lease.durationSeconds,
   };
   return {
     status,
     observed: observedState(cluster, joined),
     replaced: recordedUid !== undefined && observedUid !== undefined && recordedUid !== observedUid,
+    lease: lease.verdict,
+    ...(lease.expiresAt ? { expiresAt: lease.expiresAt } : {}),
   };
 }

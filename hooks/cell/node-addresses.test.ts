@@ -18,6 +18,7 @@ import {
   cell,
   conditionOf,
   gpuNode,
+  lease,
   managedCluster,
   readyProvider,
   relatedOf,
@@ -33,6 +34,7 @@ const config = DEFAULT_CELL_CONFIG;
 function cluster(addresses: Record<string, string>): KubernetesObject[] {
   return [
     managedCluster(),
+    lease(10),
     ...readyProvider(),
     ...Object.entries(addresses).map(([name, address]) => gpuNode(name, {}, { address })),
   ];
@@ -43,7 +45,7 @@ function asCell(status: CellStatus): Cell {
 }
 
 function remoteStatus(report: string): CellStatus {
-  const related = remoteRelatedOf([managedCluster(), agentWork(report)]);
+  const related = remoteRelatedOf([managedCluster(), lease(10), agentWork(report)]);
   return syncCell(syncRequest(remoteCell(), related), config, NOW).status as CellStatus;
 }
 

@@ -1,9 +1,15 @@
 /**
- * What the Cell publishes about its profile Nodes: counts and two short lists, each bounded, so
- * the Cell object (which every VirtualCluster on it receives) does not grow with the Nodes. The
- * per-Node detail stays on the Nodes themselves.
+ * What the Cell publishes about its profile Nodes besides their detail (node-detail.ts): counts,
+ * the first 16 not-Ready Nodes, and the first 16 endpoint candidates a VirtualCluster chooses its
+ * address from.
  */
-import type { CellNodeAddress, CellNodeCount, CellNotReadyNode } from '../generated/types/index.js';
+import type {
+  CellNode,
+  CellNodeAddress,
+  CellNodeCount,
+  CellNotReadyNode,
+} from '../generated/types/index.js';
+import type { NodeDetail } from './node-detail.js';
 import { compareStrings } from '../feasibility/resources.js';
 import { echo } from '../json/echo.js';
 import { isIpAddress } from '../kube/addresses.js';
@@ -55,14 +61,25 @@ export function summariseNodes(nodes: readonly Node[]): NodeReading {
   };
 }
 
-/** The status parts of a reading (what a Cell's status and nothing else holds). */
-export function nodeStatusParts(reading: NodeReading): NodeSummary {
+/**
+ * The status parts of a reading (what a Cell's status and nothing else holds), with the per-Node
+ * detail when the source carries it; without it every Node counts as omitted.
+ */
+export function nodeStatusParts(
+  reading: NodeReading,
+  detail: NodeDetail | undefined,
+): NodeSummary & { nodes?: CellNode[] } {
   const { nodeCount, notReadyNodes, nodeAddresses } = reading;
-  return { nodeCount, notReadyNodes, nodeAddresses };
+  return {
+    nodeCount: { ...nodeCount, omitted: detail?.omitted ?? nodeCount.total ?? 0 },
+    ...(detail ? { nodes: detail.nodes } : {}),
+    notReadyNodes,
+    nodeAddresses,
+  };
 }
 
 /** Why a Node is not Ready, as short tokens from its conditions, sorted. */
-function readinessReasons(node: Node): string[] {
+export function readinessReasons(node: Node): string[] {
   const conditions = node.status?.conditions ?? [];
   const ready = conditions.find((condition) => condition.type === 'Ready');
   const reasons = new Set<string>();

@@ -4,6 +4,7 @@ import {
   type CustomResourceDefinition,
   type DaemonSet,
   type Deployment,
+  type Lease,
   type ManagedCluster,
   type Namespace,
   type Node,
@@ -16,6 +17,7 @@ import type { KubernetesObject, ObjectMap } from '../metacontroller/protocol.js'
 import { AGENT_WORK_NAME } from '../remote/contract.js';
 import { MANIFEST_WORK_TYPE_KEY, type ManifestWork } from '../remote/feedback.js';
 import type { CellControllerConfig, NamespacedName } from './config.js';
+import { MANAGED_CLUSTER_LEASE } from './liveness.js';
 
 /**
  * What one cluster shows about a machine profile: its Nodes, the pods, host namespaces, Services
@@ -44,6 +46,10 @@ export interface ClusterObservation {
  */
 export interface CellObservation extends ClusterObservation {
   managedCluster?: ManagedCluster;
+  /** The Lease managed-cluster-lease in the cluster's namespace, the liveness signal. */
+  lease?: Lease;
+  /** Whether Metacontroller delivered the Lease group at all. */
+  leaseObserved: boolean;
   virtualClusters?: VirtualCluster[];
   /** The kubecell-cell-agent ManifestWork (delivery ManifestWork); see agentWorkObserved. */
   agentWork?: ManifestWork;
@@ -75,10 +81,13 @@ export function observeCell(
   config: CellControllerConfig,
 ): CellObservation {
   const clusterName = cell.spec.managedClusterRef.name;
+  const leases = group<Lease>(related, TYPE_KEYS.lease);
   const observation: CellObservation = {
     managedCluster: group<ManagedCluster>(related, TYPE_KEYS.managedCluster)?.find(
       (cluster) => cluster.metadata.name === clusterName,
     ),
+    lease: named(leases, { namespace: clusterName, name: MANAGED_CLUSTER_LEASE }),
+    leaseObserved: leases !== undefined,
     virtualClusters: group<VirtualCluster>(related, TYPE_KEYS.virtualCluster),
     ...observeCluster(related, cell.spec.machineProfile.name, config),
   };

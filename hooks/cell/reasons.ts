@@ -17,6 +17,7 @@ export const CELL_CONDITION_TYPES = [
   'InventoryFresh',
   'CapabilityMismatch',
   'NodeAddressesValid',
+  'NodeDetailTruncated',
   'InUse',
   'Ready',
 ] as const;
@@ -32,7 +33,10 @@ export const REASONS = {
   ManagedClusterUnavailable: 'ManagedClusterUnavailable',
   LeaseRenewed: 'LeaseRenewed',
   LeaseStale: 'LeaseStale',
-  AvailableNotReported: 'AvailableNotReported',
+  // OCM's hub set Available Unknown for the lease (it counts even when the Lease looks fresh).
+  LeaseUpdateStopped: 'LeaseUpdateStopped',
+  LeaseMissing: 'LeaseMissing',
+  LeaseNotObserved: 'LeaseNotObserved',
   ProviderBaselineReady: 'ProviderBaselineReady',
   ProviderBaselineNotReady: 'ProviderBaselineNotReady',
   InventoryObserved: 'InventoryObserved',
@@ -47,6 +51,10 @@ export const REASONS = {
   // A Ready, schedulable profile Node's InternalIP is not an IP address (nodes.ts, issue 23).
   NodeAddressesValid: 'NodeAddressesValid',
   NodeAddressInvalid: 'NodeAddressInvalid',
+  // The per-Node detail reached its size bound (nodes.ts).
+  NodeDetailComplete: 'NodeDetailComplete',
+  NodeDetailTruncated: 'NodeDetailTruncated',
+  NodeDetailNotReported: 'NodeDetailNotReported',
   NoVirtualClusters: 'NoVirtualClusters',
   VirtualClustersResolved: 'VirtualClustersResolved',
   Deleting: 'Deleting',

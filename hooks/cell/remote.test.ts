@@ -17,6 +17,7 @@ import {
   gpuNode,
   healthy,
   hostNamespace,
+  lease,
   managedCluster,
   pod,
   relatedOf,
@@ -58,17 +59,29 @@ function busyCluster(): KubernetesObject[] {
   ];
 }
 
+/** The hub's part of a ManifestWork Cell: its joined ManagedCluster, the Lease, and `objects`. */
+function live(...objects: KubernetesObject[]): KubernetesObject[] {
+  return [managedCluster(), lease(10), ...objects];
+}
+
 const VC = resolvedVirtualCluster('vc1', 'tenant-a', { 'requests.nvidia.com/gpu': '5' });
 
 describe('a Cell with delivery ManifestWork (its cluster is reported by the cell agent)', () => {
-  it('relates its ManagedCluster, VirtualClusters and the agent work, never hub Nodes or pods', () => {
+  it('relates its ManagedCluster, its Lease, VirtualClusters and the agent work, never hub Nodes or pods', () => {
     const rules = cellRelatedResources(remoteCell(), config);
     expect(rules.map((rule) => rule.resource)).to.deep.equal([
       'managedclusters',
+      'leases',
       'virtualclusters',
       'manifestworks',
     ]);
-    expect(rules[2]).to.deep.equal({
+    expect(rules[1], 'the Lease is on the hub, whatever the delivery').to.deep.equal({
+      apiVersion: 'coordination.k8s.io/v1',
+      resource: 'leases',
+      namespace: 'cluster1',
+      names: ['managed-cluster-lease'],
+    });
+    expect(rules[3]).to.deep.equal({
       apiVersion: 'work.open-cluster-management.io/v1',
       resource: 'manifestworks',
       namespace: 'cluster1',
@@ -80,14 +93,12 @@ describe('a Cell with delivery ManifestWork (its cluster is reported by the cell
   it('reports what a Local Cell computes from the same objects, committed entitlements included', () => {
     const objects = busyCluster();
     const local = statusOf(cell(), [...objects, VC]);
-    const remote = remoteStatus([managedCluster(), VC, agentWork(reportFrom(objects))]);
+    const remote = remoteStatus(live(VC, agentWork(reportFrom(objects))));
     for (const part of [
       'phase',
-      'nodeCount',
       'notReadyNodes',
       'nodeAddresses',
       'inventory',
-      'storageInventory',
       'nodePorts',
       'provider',
       'resolvedBy',
@@ -95,8 +106,13 @@ describe('a Cell with delivery ManifestWork (its cluster is reported by the cell
     ] as const) {
       expect(remote[part], part).to.deep.equal(local[part]);
     }
+    // Everything but the per-Node detail, which the agent's report does not carry yet.
+    const { perNode, ...localStorage } = local.storageInventory ?? {};
+    expect(perNode).to.have.length(4);
+    expect(remote.storageInventory).to.deep.equal(localStorage);
     expect(remote.inventory?.['nvidia.com/gpu']).to.include({ pending: '2', committed: '5' });
-    expect(remote.nodeCount).to.deep.equal({ total: 4, ready: 3 });
+    expect(local.nodeCount).to.deep.equal({ total: 4, ready: 3, omitted: 0 });
+    expect(remote.nodeCount).to.deep.equal({ total: 4, ready: 3, omitted: 4 });
     expect(conditionOf(remote, 'InventoryFresh')).to.include({
       status: 'True',
       reason: 'InventoryReported',
@@ -104,37 +120,36 @@ describe('a Cell with delivery ManifestWork (its cluster is reported by the cell
   });
 
   it('is Provisioning, InventoryFresh Unknown, until the agent work exists and reports', () => {
-    for (const hub of [[managedCluster()], [managedCluster(), agentWork(undefined)]]) {
+    for (const hub of [live(), live(agentWork(undefined))]) {
       const status = remoteStatus(hub);
       expect(status.phase).to.equal('Provisioning');
       expect(conditionOf(status, 'InventoryFresh')).to.include({
         status: 'Unknown',
         reason: 'AgentReportMissing',
       });
-      expect(status.nodeCount).to.deep.equal({ total: 0, ready: 0 });
-      expect(status.nodePorts).to.deep.equal({ allocated: 0, fresh: false });
+      expect(status.nodeCount).to.deep.equal({ total: 0, ready: 0, omitted: 0 });
+      expect(status.nodePorts).to.include({ allocated: 0, fresh: false });
       expect(conditionOf(status, 'ProviderReady')?.message).to.equal(
         'not ready: unknown: no readable report from the cell agent',
       );
     }
-    expect(conditionOf(remoteStatus([managedCluster()]), 'InventoryFresh')?.message).to.equal(
+    expect(conditionOf(remoteStatus(live()), 'InventoryFresh')?.message).to.equal(
       'ManifestWork cluster1/kubecell-cell-agent does not exist yet: the kubecell-delivery controller installs the cell agent on ManagedCluster cluster1',
     );
     expect(
-      conditionOf(remoteStatus([managedCluster(), agentWork(undefined)]), 'InventoryFresh')
-        ?.message,
+      conditionOf(remoteStatus(live(agentWork(undefined))), 'InventoryFresh')?.message,
     ).to.match(/has not reported machine profile a100 yet \(no feedback "report" of ConfigMap/);
   });
 
   it('is Degraded, naming the bad field, when the report does not parse', () => {
     const report = JSON.parse(reportFrom(healthy())) as Record<string, unknown>;
     report['nodeCount'] = { total: 'two' };
-    const status = remoteStatus([managedCluster(), agentWork(JSON.stringify(report))]);
+    const status = remoteStatus(live(agentWork(JSON.stringify(report))));
     expect(status.phase).to.equal('Degraded');
     const fresh = conditionOf(status, 'InventoryFresh');
     expect(fresh).to.include({ status: 'False', reason: 'AgentReportUnparsable' });
     expect(fresh?.message).to.contain('report.nodeCount.total: must be integer, got string');
-    const integer = remoteStatus([managedCluster(), agentWork('1', 'Integer')]);
+    const integer = remoteStatus(live(agentWork('1', 'Integer')));
     expect(conditionOf(integer, 'InventoryFresh')?.message).to.match(
       /is of type Integer, not String$/,
     );
@@ -143,7 +158,7 @@ describe('a Cell with delivery ManifestWork (its cluster is reported by the cell
   it('refuses a report of another machine profile', () => {
     const report = parseCellReport(reportFrom(healthy()));
     const other = serializeCellReport({ ...report, machineProfile: 'h100' });
-    const status = remoteStatus([managedCluster(), agentWork(other)]);
+    const status = remoteStatus(live(agentWork(other)));
     expect(conditionOf(status, 'InventoryFresh')).to.include({
       status: 'False',
       reason: 'AgentReportUnparsable',
@@ -155,10 +170,7 @@ describe('a Cell with delivery ManifestWork (its cluster is reported by the cell
 
   it('is Degraded once the report is more than 600 s old, still showing it as not fresh', () => {
     const at = (secondsAgo: number) => new Date(NOW.getTime() - secondsAgo * 1000);
-    const hub = (secondsAgo: number) => [
-      managedCluster(),
-      agentWork(reportFrom(busyCluster(), at(secondsAgo))),
-    ];
+    const hub = (secondsAgo: number) => live(agentWork(reportFrom(busyCluster(), at(secondsAgo))));
     const atLimit = remoteStatus(hub(600));
     expect(atLimit.phase).to.equal('Ready');
     const old = remoteStatus(hub(601));
@@ -171,32 +183,70 @@ describe('a Cell with delivery ManifestWork (its cluster is reported by the cell
     });
     expect(old.nodeCount).to.deep.equal(atLimit.nodeCount);
     expect(old.inventory).to.deep.equal(atLimit.inventory);
-    expect(old.nodePorts).to.deep.equal({ allocated: 1, fresh: false });
+    expect(old.nodePorts).to.include({ allocated: 1, fresh: false });
     expect(old.storageInventory?.fresh).to.equal(false);
   });
 
   it('does not change its status when only the report observedAt moves (no idle writes)', () => {
-    const first = remoteStatus([managedCluster(), agentWork(reportFrom(busyCluster()))]);
+    const first = remoteStatus(live(agentWork(reportFrom(busyCluster()))));
     const later = new Date(NOW.getTime() + 120_000);
     const request = syncRequest(
       { ...remoteCell(), status: first },
-      remoteRelatedOf([managedCluster(), agentWork(reportFrom(busyCluster(), later))]),
+      remoteRelatedOf(live(agentWork(reportFrom(busyCluster(), later)))),
     );
     expect(syncCell(request, config, later).status).to.deep.equal(first);
   });
 
   it('says InventorySourceUnavailable when the work or the VirtualClusters were not delivered', () => {
-    const noWorks = remoteStatus([managedCluster()], [MANIFEST_WORK_TYPE_KEY]);
+    const noWorks = remoteStatus(live(), [MANIFEST_WORK_TYPE_KEY]);
     expect(conditionOf(noWorks, 'InventoryFresh')).to.include({
       status: 'False',
       reason: 'InventorySourceUnavailable',
       message: 'not observed: ManifestWork kubecell-cell-agent',
     });
-    const noVCs = remoteStatus(
-      [managedCluster(), agentWork(reportFrom(healthy()))],
-      [TYPE_KEYS.virtualCluster],
-    );
+    const noVCs = remoteStatus(live(agentWork(reportFrom(healthy()))), [TYPE_KEYS.virtualCluster]);
     expect(conditionOf(noVCs, 'InventoryFresh')?.message).to.equal('not observed: VirtualClusters');
+  });
+
+  it('lists no Node: its agent reports no per-Node detail yet, and NodeDetailTruncated says so', () => {
+    const remote = remoteStatus(live(VC, agentWork(reportFrom(busyCluster()))));
+    expect(remote).not.to.have.property('nodes');
+    expect(remote.storageInventory).not.to.have.property('perNode');
+    expect(remote.nodeCount, 'every Node counts as omitted').to.deep.equal({
+      total: 4,
+      ready: 3,
+      omitted: 4,
+    });
+    expect(conditionOf(remote, 'NodeDetailTruncated')).to.include({
+      status: 'True',
+      reason: 'NodeDetailNotReported',
+      message:
+        "the cell agent's report carries no per-Node detail: status.nodes is absent, nodeCount and the inventory still count all 4 profile Node(s)",
+    });
+    expect(remote.phase, 'informational').to.equal('Ready');
+  });
+
+  it('takes no per-Node storage or times from a report, even one that carries them', () => {
+    const report = JSON.parse(reportFrom(busyCluster())) as Record<string, Record<string, unknown>>;
+    report['storageInventory'] = {
+      ...report['storageInventory'],
+      perNode: [{ node: 'ghost', freeCapacity: '999Ti', allocatedPV: '0' }],
+      observedAt: '2020-01-01T00:00:00Z',
+    };
+    report['nodePorts'] = { ...report['nodePorts'], observedAt: '2020-01-01T00:00:00Z' };
+    const status = remoteStatus(live(VC, agentWork(JSON.stringify(report))));
+    expect(conditionOf(status, 'InventoryFresh')?.status, 'the report was read').to.equal('True');
+    expect(status.storageInventory).not.to.have.property('perNode');
+    expect(status.storageInventory?.observedAt).to.equal(status.observedAt);
+    expect(status.nodePorts?.observedAt).to.equal(status.observedAt);
+  });
+
+  it('is Degraded when its cluster’s Lease is stale, however fresh the agent’s report', () => {
+    const stale = [managedCluster(), lease(400), agentWork(reportFrom(busyCluster()))];
+    const status = remoteStatus(stale);
+    expect(status.phase).to.equal('Degraded');
+    expect(conditionOf(status, 'LeaseFresh')).to.include({ status: 'False', reason: 'LeaseStale' });
+    expect(conditionOf(status, 'InventoryFresh')?.status).to.equal('True');
   });
 
   it('leaves a Local Cell as it was, delivery written out or not', () => {

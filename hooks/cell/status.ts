@@ -4,7 +4,7 @@
  * design gives), and Ready summarises it. Pure; transition times are carried forward by
  * `reconcileConditions`, so the same input gives byte-identical status. No message carries a
  * time that moves: a message change is a status write, which re-syncs every VirtualCluster on
- * the Cell. status.observedAt is added by the heartbeat phase (heartbeat.ts).
+ * the Cell. status.observedAt is added by the heartbeat phase (publication.ts).
  */
 import type { Cell, CellStatus } from '../generated/types/index.js';
 import { echo } from '../json/echo.js';
@@ -15,9 +15,12 @@ import type { CellAssessment } from './assess.js';
 import {
   ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION,
   AVAILABLE_CONDITION,
+  LEASE_GRACE_DURATIONS,
   LEASE_UPDATE_STOPPED,
+  MANAGED_CLUSTER_LEASE,
   type Liveness,
 } from './liveness.js';
+import { NODE_DETAIL_BUDGET_BYTES, type NodeDetail } from './node-detail.js';
 import { nodeStatusParts } from './nodes.js';
 import { REASONS, type CellPhase } from './reasons.js';
 
@@ -42,9 +45,12 @@ export function cellStatus(cell: Cell, assessment: CellAssessment, now: Date): C
     ),
     managedCluster: assessment.liveness.status,
     provider: assessment.provider,
-    ...nodeStatusParts(assessment.nodes),
+    ...nodeStatusParts(assessment.nodes, assessment.nodeDetail),
     inventory: assessment.inventory,
-    storageInventory: assessment.storageInventory,
+    storageInventory: {
+      ...assessment.storageInventory,
+      ...(assessment.nodeDetail ? { perNode: assessment.nodeDetail.perNode } : {}),
+    },
     nodePorts: assessment.nodePorts,
     resolvedBy: assessment.resolvedBy?.length ?? cell.status?.resolvedBy ?? 0,
   };
@@ -65,6 +71,7 @@ export function cellConditions(cell: Cell, assessment: CellAssessment): Conditio
       assessment.nodes.refusedNodeAddresses,
       assessment.agentReport !== undefined,
     ),
+    nodeDetailCondition(assessment.nodes.nodeCount.total ?? 0, assessment.nodeDetail),
     inUseCondition(assessment.resolvedBy),
   ];
 }
@@ -154,7 +161,7 @@ export function availableCondition(liveness: Liveness): ConditionVerdict {
         'Available',
         true,
         REASONS.ManagedClusterAvailable,
-        'the ManagedCluster reports itself available (informational: liveness comes from LeaseFresh)',
+        'the ManagedCluster reports itself available (informational: liveness comes from the lease, LeaseFresh)',
       )
     : verdict(
         'Available',
@@ -164,33 +171,50 @@ export function availableCondition(liveness: Liveness): ConditionVerdict {
       );
 }
 
-/** Whether OCM's hub finds the lease renewed (see leaseFreshness in liveness.ts). */
+/** Whether the lease is renewed, as KubeCell and OCM's hub judge it (judgeLease in liveness.ts). */
 export function leaseFreshCondition(liveness: Liveness): ConditionVerdict {
-  const name = liveness.status.name;
-  if (liveness.status.leaseFresh === true) {
-    return verdict(
-      'LeaseFresh',
-      true,
-      REASONS.LeaseRenewed,
-      `the agent of ManagedCluster ${name} renews its lease (OCM's hub has not set ${AVAILABLE_CONDITION} to Unknown with reason ${LEASE_UPDATE_STOPPED})`,
-    );
+  const { name, leaseDurationSeconds } = liveness.status;
+  const lease = `the Lease ${MANAGED_CLUSTER_LEASE} in namespace ${name}`;
+  const threshold = `${LEASE_GRACE_DURATIONS} × leaseDurationSeconds (${LEASE_GRACE_DURATIONS * (leaseDurationSeconds ?? 0)} s)`;
+  switch (liveness.lease) {
+    case 'LeaseRenewed':
+      return verdict(
+        'LeaseFresh',
+        true,
+        REASONS.LeaseRenewed,
+        `${lease} was renewed within ${threshold}`,
+      );
+    case 'LeaseStale':
+      return verdict(
+        'LeaseFresh',
+        false,
+        REASONS.LeaseStale,
+        `${lease} was not renewed for ${threshold}, whatever ${AVAILABLE_CONDITION} says: the registration agent of ManagedCluster ${name} stopped renewing it, or cannot reach the hub`,
+      );
+    case 'LeaseUpdateStopped':
+      return verdict(
+        'LeaseFresh',
+        false,
+        REASONS.LeaseUpdateStopped,
+        `OCM's hub set ${AVAILABLE_CONDITION} of ManagedCluster ${name} to Unknown with reason ${LEASE_UPDATE_STOPPED}: it found the lease not renewed (the stricter verdict wins)`,
+      );
+    case 'LeaseMissing':
+      return verdict(
+        'LeaseFresh',
+        false,
+        REASONS.LeaseMissing,
+        liveness.observed === 'absent'
+          ? `ManagedCluster ${name} does not exist on the hub: no lease to judge`
+          : `${lease} does not exist or has no spec.renewTime: the registration agent has not renewed it since the join`,
+      );
+    default:
+      return verdict(
+        'LeaseFresh',
+        'Unknown',
+        REASONS.LeaseNotObserved,
+        `Leases were not observed (not in the sync request): the lease of ManagedCluster ${name} cannot be judged`,
+      );
   }
-  if (liveness.status.leaseFresh === false) {
-    return verdict(
-      'LeaseFresh',
-      false,
-      REASONS.LeaseStale,
-      `the agent of ManagedCluster ${name} stopped renewing its lease: OCM's hub set ${AVAILABLE_CONDITION} to Unknown with reason ${LEASE_UPDATE_STOPPED} (not renewed for 5 × leaseDurationSeconds)`,
-    );
-  }
-  return verdict(
-    'LeaseFresh',
-    'Unknown',
-    REASONS.AvailableNotReported,
-    liveness.observed === 'absent'
-      ? `ManagedCluster ${name} does not exist on the hub: no lease to judge`
-      : `ManagedCluster ${name} reports no ${AVAILABLE_CONDITION} yet: OCM's hub has not judged its lease`,
-  );
 }
 
 export function providerReadyCondition(missingProvider: readonly string[]): ConditionVerdict {
@@ -269,6 +293,34 @@ export function nodeAddressesCondition(
     REASONS.NodeAddressInvalid,
     `left out of status.nodeAddresses, so no VirtualCluster takes them as its endpoint: ${count} Ready, schedulable profile Node(s)${where} whose InternalIP is not an IPv4 or IPv6 address (no brackets, no zone): ${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}. Correct the Node's status.addresses (set by the kubelet's --node-ip or the cloud provider)`,
   );
+}
+
+/** Informational: whether status.nodes lists every profile Node (node-detail.ts bounds it). */
+export function nodeDetailCondition(
+  total: number,
+  detail: NodeDetail | undefined,
+): ConditionVerdict {
+  if (detail === undefined) {
+    return verdict(
+      'NodeDetailTruncated',
+      true,
+      REASONS.NodeDetailNotReported,
+      `the cell agent's report carries no per-Node detail: status.nodes is absent, nodeCount and the inventory still count all ${total} profile Node(s)`,
+    );
+  }
+  return detail.omitted > 0
+    ? verdict(
+        'NodeDetailTruncated',
+        true,
+        REASONS.NodeDetailTruncated,
+        `status.nodes lists the first ${detail.nodes.length} of ${total} profile Nodes by name: the per-Node detail reached its size bound (${NODE_DETAIL_BUDGET_BYTES / 1024} KiB of JSON, to stay well under etcd's 1.5 MiB object limit); nodeCount.omitted counts the other ${detail.omitted}, and the inventory still counts them. kubectl get nodes -l kubecell.io/machine-profile=<profile> lists them all`,
+      )
+    : verdict(
+        'NodeDetailTruncated',
+        false,
+        REASONS.NodeDetailComplete,
+        `status.nodes lists every profile Node (${total})`,
+      );
 }
 
 export function inUseCondition(resolvedBy: readonly string[] | undefined): ConditionVerdict {

@@ -13,7 +13,7 @@ export const TOPOLVM_PROVISIONER = 'topolvm.io';
 const TOPOLVM_NODE_KEY = 'topology.topolvm.io/node';
 
 /** Free bytes TopoLVM reports on a Node, summed over its device classes; undefined without any. */
-function topolvmFreeCapacity(node: Node): ParsedQuantity | undefined {
+export function topolvmFreeCapacity(node: Node): ParsedQuantity | undefined {
   let total: ParsedQuantity | undefined;
   for (const [key, value] of Object.entries(node.metadata.annotations ?? {})) {
     if (!key.startsWith(ANNOTATIONS.topolvmCapacityPrefix)) continue;
@@ -33,6 +33,21 @@ function volumeNode(volume: PersistentVolume): string | undefined {
   return undefined;
 }
 
+/** Capacity of the topolvm.io PersistentVolumes on each Node. */
+export function allocatedByNode(
+  volumes: readonly PersistentVolume[] | undefined,
+): Map<string, ParsedQuantity> {
+  const allocated = new Map<string, ParsedQuantity>();
+  for (const volume of volumes ?? []) {
+    if (volume.spec?.csi?.driver !== TOPOLVM_PROVISIONER) continue;
+    const node = volumeNode(volume);
+    const size = volume.spec.capacity?.['storage'];
+    if (!node || size === undefined) continue;
+    allocated.set(node, addQuantities(allocated.get(node) ?? ZERO_QUANTITY, size));
+  }
+  return allocated;
+}
+
 /**
  * Free space comes only from TopoLVM's Node annotations; PV capacity feeds allocatedPV and never
  * free space, which it cannot tell. Free space is known only when every Ready profile Node
@@ -41,21 +56,14 @@ function volumeNode(volume: PersistentVolume): string | undefined {
 export function computeStorageInventory(
   readyNodes: readonly Node[],
   volumes: readonly PersistentVolume[] | undefined,
+  allocatedOnNodes: Map<string, ParsedQuantity> = allocatedByNode(volumes),
 ): CellStorageInventory {
-  const allocatedByNode = new Map<string, ParsedQuantity>();
-  for (const volume of volumes ?? []) {
-    if (volume.spec?.csi?.driver !== TOPOLVM_PROVISIONER) continue;
-    const node = volumeNode(volume);
-    const size = volume.spec.capacity?.['storage'];
-    if (!node || size === undefined) continue;
-    allocatedByNode.set(node, addQuantities(allocatedByNode.get(node) ?? ZERO_QUANTITY, size));
-  }
   let free: ParsedQuantity = ZERO_QUANTITY;
   let allocated: ParsedQuantity = ZERO_QUANTITY;
   let everyNodeReports = readyNodes.length > 0;
   for (const node of readyNodes) {
     const nodeFree = topolvmFreeCapacity(node);
-    const nodeAllocated = allocatedByNode.get(node.metadata.name);
+    const nodeAllocated = allocatedOnNodes.get(node.metadata.name);
     if (nodeFree === undefined) everyNodeReports = false;
     else free = addQuantities(free, nodeFree);
     if (nodeAllocated !== undefined) allocated = addQuantities(allocated, nodeAllocated);

@@ -1,15 +1,17 @@
 /**
- * The kubecell-cell sync and finalize hooks: observe → assess → status → heartbeat. A Cell owns
- * no children: it only reports on what it observes. For the same request and the same `now` the
- * answer is byte-identical, and while nothing it reports changes the status stays the same until
- * the heartbeat falls due (heartbeat.ts).
+ * The kubecell-cell sync and finalize hooks: observe → assess → status → publish, and the one
+ * child, the Cell's liveness record (hooks/api/cell-liveness-record.ts), from the published status. For the same
+ * request and the same `now` the answer is byte-identical; while nothing it reports changes the
+ * status stays the same until the heartbeat falls due, and a change to pod requests alone waits
+ * for the hold (publication.ts).
  */
+import { cellLivenessRecord } from '../api/cell-liveness-record.js';
 import type { Cell, CellStatus } from '../generated/types/index.js';
 import type { CompositeSyncRequest, CompositeSyncResponse } from '../metacontroller/protocol.js';
 import { readAgentReport } from './agent-report.js';
 import { assessCell } from './assess.js';
 import type { CellControllerConfig } from './config.js';
-import { resyncAfter, withHeartbeat } from './heartbeat.js';
+import { publish } from './publication.js';
 import { observeCell } from './observe.js';
 import { cellStatus } from './status.js';
 
@@ -22,7 +24,11 @@ export function syncCell(
   // metacontroller/cell.yaml's resyncPeriodSeconds already syncs every Cell that often; a second
   // timer would double the idle syncs. Only a heartbeat due sooner asks for its own.
   const sooner = resyncAfterSeconds < config.resyncSeconds;
-  return { status, children: [], ...(sooner ? { resyncAfterSeconds } : {}) };
+  return {
+    status,
+    children: [cellLivenessRecord(request.parent, status)],
+    ...(sooner ? { resyncAfterSeconds } : {}),
+  };
 }
 
 /**
@@ -37,7 +43,13 @@ export function finalizeCell(
 ): CompositeSyncResponse {
   const { status, resyncAfterSeconds, resolvedBy } = reportOn(request, config, now);
   const finalized = resolvedBy?.length === 0;
-  return { status, children: [], finalized, ...(finalized ? {} : { resyncAfterSeconds }) };
+  // The liveness record stays while VirtualClusters still read it, and goes last.
+  return {
+    status,
+    children: finalized ? [] : [cellLivenessRecord(request.parent, status)],
+    finalized,
+    ...(finalized ? {} : { resyncAfterSeconds }),
+  };
 }
 
 interface CellReport {
@@ -49,7 +61,8 @@ interface CellReport {
 
 /**
  * The steps both hooks take: observe → (a ManifestWork Cell: read its agent's report) → assess →
- * status → heartbeat, and when to look again.
+ * status → publish, and when to look again: the resync period, or sooner when the heartbeat, the
+ * end of a hold or the lease's expiry falls due first.
  */
 function reportOn(
   request: CompositeSyncRequest<Cell>,
@@ -63,15 +76,20 @@ function reportOn(
     request.parent.spec.delivery === 'ManifestWork'
       ? readAgentReport(request.parent, observation, now)
       : undefined;
-  const assessment = assessCell(request.parent, observation, config, agentReport);
-  const status = withHeartbeat(
+  const assessment = assessCell(request.parent, observation, config, now, agentReport);
+  const { status, dueInSeconds } = publish(
     request.parent.status,
     cellStatus(request.parent, assessment, now),
     now,
   );
+  // The lease is judged against the clock: look again at the instant it would expire, so a lease
+  // that stops being renewed is noticed without any event.
+  const expiresIn = assessment.liveness.expiresAt
+    ? Math.max(1, Math.ceil((assessment.liveness.expiresAt.getTime() - now.getTime()) / 1000))
+    : Infinity;
   return {
     status,
-    resyncAfterSeconds: resyncAfter(status, now, config.resyncSeconds),
+    resyncAfterSeconds: Math.min(config.resyncSeconds, dueInSeconds, expiresIn),
     ...(assessment.resolvedBy ? { resolvedBy: assessment.resolvedBy } : {}),
   };
 }

@@ -71,10 +71,7 @@ export function managedCluster(uid = 'mc-uid-1', available: AvailableFixture = t
   };
 }
 
-/**
- * The Lease OCM's agent renews. The Cell does not relate it (a renewal must not sync the Cell);
- * requests built for other hooks and benchmarks still carry one, which the Cell ignores.
- */
+/** The Lease OCM's agent renews, renewed `secondsAgo` before NOW: the Cell's liveness signal. */
 export function lease(secondsAgo: number) {
   return {
     apiVersion: 'coordination.k8s.io/v1',
@@ -243,6 +240,7 @@ export function relatedOf(objects: KubernetesObject[], omit: string[] = []): Obj
   const map: ObjectMap = {};
   const groups = [
     TYPE_KEYS.managedCluster,
+    TYPE_KEYS.lease,
     TYPE_KEYS.node,
     TYPE_KEYS.pod,
     TYPE_KEYS.namespace,
@@ -281,7 +279,7 @@ export function gpuNode(
 
 /** A joined, available ManagedCluster, two Ready GPU Nodes and a ready provider baseline. */
 export function healthy(): KubernetesObject[] {
-  return [managedCluster(), gpuNode('n1'), gpuNode('n2'), ...readyProvider()];
+  return [managedCluster(), lease(10), gpuNode('n1'), gpuNode('n2'), ...readyProvider()];
 }
 
 /** The status the sync hook answers for `objects` (groups in `omit` not observed) at `now`. */
@@ -344,10 +342,18 @@ export function agentWork(report: string | undefined, type = 'String'): Kubernet
   } as KubernetesObject;
 }
 
-/** The related map of a ManifestWork Cell: the ManagedCluster, VirtualClusters and works. */
+/**
+ * The related map of a ManifestWork Cell: the ManagedCluster, its Lease, VirtualClusters and
+ * works.
+ */
 export function remoteRelatedOf(objects: KubernetesObject[], omit: string[] = []): ObjectMap {
   const map: ObjectMap = {};
-  const groups = [TYPE_KEYS.managedCluster, TYPE_KEYS.virtualCluster, MANIFEST_WORK_TYPE_KEY];
+  const groups = [
+    TYPE_KEYS.managedCluster,
+    TYPE_KEYS.lease,
+    TYPE_KEYS.virtualCluster,
+    MANIFEST_WORK_TYPE_KEY,
+  ];
   for (const group of groups) if (!omit.includes(group)) map[group] = {};
   for (const object of objects) {
     const key = object.kind === 'ManifestWork' ? MANIFEST_WORK_TYPE_KEY : typeKeyOf(object);

@@ -34,7 +34,7 @@ export function checkCellLive(cell: Cell): FeasibilityCheck {
       'CellLive',
       'Fail',
       Reason.LeaseStale,
-      "The ManagedCluster's lease is stale: OCM's hub reports that the cluster agent stopped renewing it. The cluster agent must renew it.",
+      "The ManagedCluster's lease is stale (the Cell's LeaseFresh condition says why): its registration agent stopped renewing it, or OCM's hub says so. The agent must renew it.",
     );
   }
   if (leaseFresh !== true) {
@@ -42,7 +42,7 @@ export function checkCellLive(cell: Cell): FeasibilityCheck {
       'CellLive',
       'Unknown',
       Reason.LeaseUnknown,
-      "The Cell's status does not say whether the ManagedCluster's lease is fresh (the ManagedCluster reports no Available condition yet); wait for the cluster agent and the Cell controller.",
+      "The Cell's status does not say whether the ManagedCluster's lease is fresh (the Cell controller did not observe its Lease); wait for the Cell controller.",
     );
   }
   return check(

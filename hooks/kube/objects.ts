@@ -97,6 +97,7 @@ export const TYPE_KEYS = {
   namespace: 'Namespace.v1',
   service: 'Service.v1',
   secret: 'Secret.v1',
+  configMap: 'ConfigMap.v1',
   persistentVolume: 'PersistentVolume.v1',
   resourceQuota: 'ResourceQuota.v1',
   limitRange: 'LimitRange.v1',

@@ -144,7 +144,7 @@ function refusedSchema(status: Record<string, Record<string, unknown>>): Record<
 const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
 // The CRD's address formats, as the generated validators check them (ajv-formats); ajv without
 // strict mode would ignore a format it does not know.
-addFormatsModule.default(ajv, ['ipv4', 'ipv6']);
+addFormatsModule.default(ajv, ['ipv4', 'ipv6', 'date-time']);
 // The CRD's integer formats; the schema's minimum and the JSON number already bound them.
 ajv.addFormat('int32', true);
 ajv.addFormat('int64', true);

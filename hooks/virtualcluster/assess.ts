@@ -92,12 +92,7 @@ export function assessVirtualCluster(
       ? resolvePlacement(vc, observation, config, now, failure !== undefined)
       : { resolved: resolvedIsUsable(stored) ? stored : undefined };
   const { resolved } = resolution;
-  const cell = assessCell(
-    resolved?.cell.name ?? observation.cellName,
-    observation.cellObserved,
-    observation.cell,
-    resolved,
-  );
+  const cell = assessCell(resolved?.cell.name ?? observation.cellName, observation, resolved);
   return {
     deleting,
     ...(stored === undefined ? {} : { stored }),

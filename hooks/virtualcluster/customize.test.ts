@@ -48,10 +48,18 @@ describe('VirtualCluster controller', () => {
       ]);
     });
 
-    it('depends on the spec only: the same rules whatever the status', () => {
+    it('relates the Cell until resolved, then its liveness record instead, the rest unchanged', () => {
       const plain = customizeVirtualCluster({ parent: virtualCluster() }, 'kubecell-system');
       const { vc } = resolvedWorld();
-      expect(customizeVirtualCluster({ parent: vc }, 'kubecell-system')).to.deep.equal(plain);
+      const resolved = customizeVirtualCluster({ parent: vc }, 'kubecell-system');
+      expect(resolved.relatedResources[0]).to.deep.equal({
+        apiVersion: 'v1',
+        resource: 'configmaps',
+        namespace: 'kubecell-system',
+        names: ['kubecell-cell-cell1'],
+      });
+      expect(resolved.relatedResources.slice(1)).to.deep.equal(plain.relatedResources.slice(1));
+      expect(plain.relatedResources[0]).to.include({ resource: 'cells' });
     });
 
     it('keeps only the Cell of KUBECELL_CONTROLLER_NAMESPACE among the Cells of that name', () => {

@@ -5,16 +5,19 @@
  * (metacontroller v4.17.2 pkg/controller/common/customize/manager.go: `customizeCache`, keyed by
  * UID and generation; a status write changes neither), so whatever answer is cached must serve
  * every later sync. It depends on the spec, the name, the UID and the (immutable) namespace,
- * and on status only through the immutable `status.resolved.cell` of a VirtualCluster on a
- * `delivery: ManifestWork` Cell, whose answer only narrows the one given before it resolved.
+ * and on status only through the immutable `status.resolved.cell`, whose answer only narrows the
+ * one given before resolution: the answer cached before it (for up to 20 minutes) still serves.
  *
  * The rules rely on `version: v2` hooks (DESIGN section 6, decision D7): `namespace` + `names`
  * may name another namespace than the parent's, and cluster-scoped kinds are listed. The sync
  * hook filters what it receives.
  *
- * 1. the Cell `spec.cellRef.name` in the controller namespace: its status carries what the
- *    placement is judged on (liveness, inventory, the capacity already committed to its
- *    VirtualClusters) and the addresses the endpoint is chosen from (`status.nodeAddresses`);
+ * 1. before resolution, the Cell `spec.cellRef.name` in the controller namespace: its status
+ *    carries what the placement is judged on (liveness, inventory, the capacity already committed
+ *    to its VirtualClusters) and the addresses the endpoint is chosen from
+ *    (`status.nodeAddresses`); once resolved, the Cell's liveness record instead (the ConfigMap
+ *    `kubecell-cell-<cell>` beside it, hooks/api/cell-liveness-record.ts), which changes only when
+ *    the Cell's liveness does, not with its Nodes, pods or lease renewals (decision D36);
  * 2. the VirtualNodeClass `spec.classRef.name` (cluster-scoped, by name);
  * 3. the VirtualClusters of this namespace (a namespace hosts one, the oldest wins);
  * 4. k3k's admin kubeconfig Secret `k3k-<name>-kubeconfig` in this namespace;
@@ -36,7 +39,9 @@
  * Each rule also makes Metacontroller call sync again when a matching object changes; the
  * children never follow such a change (they are rendered from `status.resolved` only).
  */
+import { cellLivenessRecordName } from '../api/cell-liveness-record.js';
 import type { VirtualCluster } from '../generated/types/index.js';
+import { isJsonObject } from '../json/json.js';
 import type {
   CustomizeHookRequest,
   CustomizeHookResponse,
@@ -55,7 +60,13 @@ export function virtualClusterRelatedResources(
   const cellName = specString(vc.spec?.cellRef?.name);
   const className = specString(vc.spec?.classRef?.name);
   const namespace = vc.metadata.namespace ?? '';
-  const placement = placementRelatedResources({ cellNamespace, cellName, className, namespace });
+  const resolvedCell = resolvedCellName(vc.status?.resolved);
+  // Once resolved the Cell is never read again but for its liveness: its record replaces it.
+  const placement = resolvedCell
+    ? placementRelatedResources({ cellNamespace, cellName, className, namespace }).map((rule) =>
+        rule.resource === 'cells' ? livenessRecordRule(cellNamespace, resolvedCell) : rule,
+      )
+    : placementRelatedResources({ cellNamespace, cellName, className, namespace });
   const hostNamespace = { apiVersion: 'v1', resource: 'namespaces', names: [namespace] };
   const work = { apiVersion: MANIFEST_WORK_API_VERSION, resource: MANIFEST_WORK_RESOURCE };
   const remote = snapshotWorkRef(vc.status?.resolved, vc.metadata.uid);
@@ -77,6 +88,22 @@ export function virtualClusterRelatedResources(
     hostNamespace,
     { ...work, names: [virtualClusterWorkName(vc.metadata.uid ?? '')] },
   ];
+}
+
+/** The resolved Cell's name from an (unvalidated) snapshot; undefined before resolution. */
+function resolvedCellName(resolved: unknown): string | undefined {
+  if (!isJsonObject(resolved) || !isJsonObject(resolved['cell'])) return undefined;
+  const { name } = resolved['cell'];
+  return typeof name === 'string' && name !== '' ? name : undefined;
+}
+
+function livenessRecordRule(cellNamespace: string, cellName: string): RelatedResourceRule {
+  return {
+    apiVersion: 'v1',
+    resource: 'configmaps',
+    namespace: cellNamespace,
+    names: [cellLivenessRecordName(cellName)],
+  };
 }
 
 export function customizeVirtualCluster(

@@ -6,6 +6,7 @@
  * same). Children are found by the names the controller gives them. `priorStatus` reads what
  * the previous sync wrote.
  */
+import { cellLivenessRecordName, type ConfigMapObject } from '../api/cell-liveness-record.js';
 import type {
   Cell,
   Condition,
@@ -79,6 +80,11 @@ export interface VirtualClusterObservation {
   /** False when Metacontroller sent no Cell group at all (not observed). */
   cellObserved: boolean;
   cell?: Cell;
+  /**
+   * The liveness record of the resolved Cell (a ConfigMap), when ConfigMaps were observed; what a
+   * resolved VirtualCluster reads instead of the Cell (customize.ts).
+   */
+  cellRecord?: { observed: false } | { observed: true; configMap?: ConfigMapObject };
   virtualNodeClass?: VirtualNodeClass;
   /** The other VirtualClusters of this namespace; never this one. */
   virtualClusters?: VirtualCluster[];
@@ -146,6 +152,7 @@ function observeRelated(
   );
   const works = observeWorks(vc, related);
   return {
+    cellRecord: observeCellRecord(vc, related, cellNamespace),
     cellObserved: cells !== undefined,
     ...(cell ? { cell } : {}),
     ...(virtualNodeClass ? { virtualNodeClass } : {}),
@@ -154,6 +161,26 @@ function observeRelated(
     ...(k3kKubeconfig && isJsonObject(k3kKubeconfig) ? { k3kKubeconfig } : {}),
     ...(works ? { works } : {}),
   };
+}
+
+/** The resolved Cell's liveness record, by the name its Cell gives it, in the Cell's namespace. */
+function observeCellRecord(
+  vc: VirtualCluster,
+  related: ObjectMap,
+  cellNamespace: string,
+): VirtualClusterObservation['cellRecord'] {
+  const resolved = vc.status?.resolved;
+  const name =
+    isJsonObject(resolved) && isJsonObject(resolved.cell) ? resolved.cell.name : undefined;
+  if (typeof name !== 'string' || name === '') return undefined;
+  if (observedGroup(related, TYPE_KEYS.configMap) === undefined) return { observed: false };
+  const configMap = findObject<ConfigMapObject>(
+    related,
+    TYPE_KEYS.configMap,
+    cellLivenessRecordName(name),
+    cellNamespace,
+  );
+  return { observed: true, ...(configMap && isJsonObject(configMap) ? { configMap } : {}) };
 }
 
 /**

@@ -74,6 +74,7 @@ export const REASONS = {
   CellStatusMissing: 'CellStatusMissing',
   LeaseStale: 'LeaseStale',
   LeaseUnknown: 'LeaseUnknown',
+  CellLivenessUnreadable: 'CellLivenessUnreadable',
   // Ready (and the phase): Failed reasons
   NamespaceOccupied: 'NamespaceOccupied',
   CellReplaced: 'CellReplaced',

@@ -118,7 +118,7 @@ describe('VirtualCluster on a ManifestWork Cell', () => {
       'kubecell-system',
     ).relatedResources;
     expect(rules.map((rule) => `${rule.resource} ${rule.namespace ?? ''}`.trim())).to.deep.equal([
-      'cells kubecell-system',
+      'configmaps kubecell-system',
       'virtualnodeclasses',
       'virtualclusters tenant-a',
       'namespaces',

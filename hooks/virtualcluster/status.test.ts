@@ -1,6 +1,9 @@
 // VirtualCluster status: the phase and conditions once resolved.
 import { expect } from 'chai';
-import type { KubernetesObject } from '../metacontroller/protocol.js';
+import { cellLivenessRecord } from '../api/cell-liveness-record.js';
+import type { CellStatus } from '../generated/types/index.js';
+import { TYPE_KEYS } from '../kube/objects.js';
+import { toObjectMap, type KubernetesObject } from '../metacontroller/protocol.js';
 import { syncVirtualCluster } from './sync.js';
 import {
   acceptedRelated,
@@ -58,8 +61,9 @@ describe('VirtualCluster controller', () => {
       expect(withoutSecret(nothing.children)).to.deep.equal(first.children);
       expect(condition(nothing, 'CellLive')).to.deep.include({
         status: 'Unknown',
-        reason: 'CellNotObserved',
+        reason: 'CellLivenessUnreadable',
       });
+      expect(condition(nothing, 'CellLive')?.message).to.include('ConfigMaps were not observed');
       expect(statusOf(nothing).phase).to.equal('Degraded');
     });
 
@@ -106,6 +110,61 @@ describe('VirtualCluster controller', () => {
       const response = runSync(vc, [failedCell, smallClass()], children, LATER);
       expect(statusOf(response).phase).to.equal('Failed');
       expect(condition(response, 'Ready')).to.deep.include({ reason: 'ManagedClusterReplaced' });
+    });
+  });
+
+  describe("after resolution, from the Cell's liveness record alone (the Cell not related)", () => {
+    /** A request as Metacontroller sends it once the customize answer names the record only. */
+    function recordOnly(related: KubernetesObject[]) {
+      const { vc, children } = resolvedWorld();
+      const request = syncRequest(vc, [smallClass(), hostNamespace()], children);
+      delete request.related[TYPE_KEYS.cell];
+      request.related[TYPE_KEYS.configMap] = toObjectMap(related)[TYPE_KEYS.configMap] ?? {};
+      return syncVirtualCluster(request, CONFIG, LATER);
+    }
+    const record = (change: (status: CellStatus) => void = () => undefined, uid?: string) => {
+      const source = cell(uid ? { uid } : {});
+      change(source.status!);
+      return cellLivenessRecord(source, source.status!) as unknown as KubernetesObject;
+    };
+
+    it('reads CellLive True from a fresh record, and is Degraded when it says stale', () => {
+      expect(condition(recordOnly([record()]), 'CellLive')).to.deep.include({
+        status: 'True',
+        reason: 'LeaseFresh',
+      });
+      const stale = recordOnly([record((status) => (status.managedCluster!.leaseFresh = false))]);
+      expect(statusOf(stale).phase).to.equal('Degraded');
+      expect(condition(stale, 'CellLive')).to.deep.include({
+        status: 'False',
+        reason: 'LeaseStale',
+      });
+    });
+
+    it('is Failed (CellReplaced) when the record was written by another Cell of that name', () => {
+      const replaced = recordOnly([record(undefined, 'other-uid')]);
+      expect(statusOf(replaced).phase).to.equal('Failed');
+      expect(condition(replaced, 'Ready')).to.deep.include({ reason: 'CellReplaced' });
+    });
+
+    it('says Unknown, naming the record or the key, when it is absent or not one KubeCell writes', () => {
+      const absent = recordOnly([]);
+      expect(condition(absent, 'CellLive')).to.deep.include({
+        status: 'Unknown',
+        reason: 'CellLivenessUnreadable',
+      });
+      expect(condition(absent, 'CellLive')?.message).to.include(
+        'ConfigMap kubecell-cell-cell1, does not exist',
+      );
+      const edited = record() as KubernetesObject & { data: Record<string, string> };
+      edited.data['leaseFresh'] = 'yes, trust me';
+      const tampered = recordOnly([edited]);
+      expect(condition(tampered, 'CellLive')).to.deep.include({
+        status: 'Unknown',
+        reason: 'CellLivenessUnreadable',
+      });
+      expect(condition(tampered, 'CellLive')?.message).to.include('unexpected data.leaseFresh');
+      expect(condition(tampered, 'CellLive')?.message).not.to.include('trust me');
     });
   });
 

@@ -2,6 +2,7 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { expect } from 'chai';
 import { parse } from 'yaml';
+import { cellLivenessRecord } from '../api/cell-liveness-record.js';
 import { API_VERSION } from '../api/kinds.js';
 import type {
   Cell,
@@ -11,6 +12,7 @@ import type {
   VirtualClusterStatus,
   VirtualNodeClass,
 } from '../generated/types/index.js';
+import { isJsonObject } from '../json/json.js';
 import { LABELS } from '../kube/labels.js';
 import { TYPE_KEYS, type Namespace } from '../kube/objects.js';
 import {
@@ -268,6 +270,7 @@ export function k3kKubeconfigSecret(
 /** Every related group the customize rules produce, present (possibly empty). */
 const RELATED_GROUPS = [
   TYPE_KEYS.cell,
+  TYPE_KEYS.configMap,
   TYPE_KEYS.virtualNodeClass,
   TYPE_KEYS.virtualCluster,
   TYPE_KEYS.secret,
@@ -295,10 +298,27 @@ export function syncRequest(
 ): CompositeSyncRequest<VirtualCluster> {
   return {
     parent,
-    related: withGroups(related, RELATED_GROUPS),
+    related: withGroups([...related, ...livenessRecords(related)], RELATED_GROUPS),
     children: withGroups(children, CHILD_GROUPS),
     finalizing,
   };
+}
+
+/**
+ * The liveness record the kubecell-cell controller writes beside each Cell that has a status (its
+ * child, hooks/api/cell-liveness-record.ts), unless the test gives one of its own: a resolved
+ * VirtualCluster reads its Cell's liveness there.
+ */
+function livenessRecords(related: readonly KubernetesObject[]): KubernetesObject[] {
+  const given = new Set(
+    related.filter((object) => object.kind === 'ConfigMap').map((object) => object.metadata.name),
+  );
+  return related
+    .filter(
+      (object): object is Cell => object.kind === 'Cell' && isJsonObject((object as Cell).status),
+    )
+    .map((cell) => cellLivenessRecord(cell, cell.status ?? {}) as unknown as KubernetesObject)
+    .filter((record) => !given.has(record.metadata.name));
 }
 
 /**

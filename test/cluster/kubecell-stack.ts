@@ -93,7 +93,15 @@ export interface KubeCellStackOptions {
 
 export interface KubeCellStack {
   cluster: ControlPlane;
-  metacontroller: RunningMetacontroller;
+  /** The running Metacontroller (a new process after restartMetacontroller). */
+  readonly metacontroller: RunningMetacontroller;
+  /**
+   * Metacontroller stopped and started again with the same flags; once ready. Its in-memory
+   * caches go with it, among them the customize answers it keeps 20 minutes per parent UID and
+   * generation (pkg/controller/common/customize/manager.go): the quick way to the rules a parent
+   * asks for in steady state.
+   */
+  restartMetacontroller(): Promise<void>;
   /** The running hook server (a new process after restartHookServer). */
   readonly hookServer: ManagedProcess;
   /** The hook server restarted on its port with `hookServerEnv` for the options'; once ready. */
@@ -257,13 +265,14 @@ export async function startKubeCellStack(
           .flatMap((file) => ['-f', path.join(dir, file)]),
       ),
     ]);
-    const metacontroller = await cluster.startMetacontroller({
+    const metacontrollerOptions = {
       identity: { serviceAccount: METACONTROLLER_SERVICE_ACCOUNT },
       applyStrategy: options.applyStrategy ?? 'server-side-apply',
       // Its defaults (5 QPS, burst 10) are what a platform starts with; the tests keep them
       // unless a scenario says otherwise, so that what they show holds for a default install.
       extraArgs: options.metacontrollerArgs ?? [],
-    });
+    } as const;
+    let metacontroller = await cluster.startMetacontroller(metacontrollerOptions);
     const { objects } = rewriteHookUrls(metacontrollerObjectsFor(provisioners), hookServerUrl);
     const applied = await kubectlOk(
       cluster,
@@ -288,7 +297,13 @@ export async function startKubeCellStack(
     const realManagedCluster = managedCluster;
     return {
       cluster,
-      metacontroller,
+      get metacontroller() {
+        return metacontroller;
+      },
+      async restartMetacontroller() {
+        await metacontroller.process.stop();
+        metacontroller = await cluster.startMetacontroller(metacontrollerOptions);
+      },
       get hookServer() {
         return runningHookServer;
       },

@@ -56,9 +56,20 @@ interface CellStatusView {
     joined?: boolean;
     available?: boolean;
     leaseFresh?: boolean;
+    leaseRenewTime?: string;
+    leaseDurationSeconds?: number;
   };
   provider?: Record<string, unknown>;
-  nodeCount?: { total?: number; ready?: number };
+  nodeCount?: { total?: number; ready?: number; omitted?: number };
+  nodes?: {
+    name: string;
+    profile?: string;
+    ready?: boolean;
+    allocatable?: Record<string, string>;
+    activeRequested?: Record<string, string>;
+    readinessReasons?: string[];
+    observedAt?: string;
+  }[];
   notReadyNodes?: { name: string; reasons?: string[] }[];
   nodeAddresses?: { node: string; address: string }[];
   observedAt?: string;
@@ -151,6 +162,7 @@ describe('e2e: Cell through Metacontroller', function () {
       InventoryFresh: ['True', 'InventoryObserved'],
       CapabilityMismatch: ['False', 'DevicesOffered'],
       NodeAddressesValid: ['True', 'NodeAddressesValid'],
+      NodeDetailTruncated: ['False', 'NodeDetailComplete'],
       InUse: ['False', 'NoVirtualClusters'],
       Ready: ['True', 'Ready'],
     });
@@ -162,9 +174,11 @@ describe('e2e: Cell through Metacontroller', function () {
       available: true,
       leaseFresh: true,
     });
-    // No lease time in the status: the Cell reads OCM's judgement on the ManagedCluster, and
-    // one heartbeat time for the whole observation.
-    expect(status.managedCluster).to.not.have.property('leaseRenewTime');
+    // The Lease's renewTime as last observed, and the duration freshness is judged with.
+    expect(status.managedCluster?.leaseRenewTime).to.match(
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+    );
+    expect(status.managedCluster).to.include({ leaseDurationSeconds: 60 });
     expect(status.observedAt).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(status.provider).to.include({
       namespaceReady: true,
@@ -174,9 +188,15 @@ describe('e2e: Cell through Metacontroller', function () {
       topolvmReady: true,
       k3kVersion: 'v1.1.0',
     });
-    // Counts and the Nodes' addresses, no per-Node detail.
-    expect(status).to.not.have.property('nodes');
-    expect(status.nodeCount).to.deep.equal({ total: 2, ready: 2 });
+    // Every profile Node, by name, with what the inventory counts on it.
+    expect(status.nodes?.map((node) => node.name)).to.deep.equal([...world.nodes].sort());
+    for (const node of status.nodes ?? []) {
+      expect(node, node.name).to.include({ profile: world.profile, ready: true });
+      expect(node.allocatable, node.name).to.include({ [GPU]: '8', cpu: '32' });
+      expect(node.readinessReasons, node.name).to.deep.equal([]);
+      expect(node.observedAt, node.name).to.equal(status.observedAt);
+    }
+    expect(status.nodeCount).to.deep.equal({ total: 2, ready: 2, omitted: 0 });
     expect(status.notReadyNodes ?? []).to.deep.equal([]);
     expect(status.nodeAddresses).to.deep.equal(
       [...world.nodes].sort().map((node) => ({ node, address: loopbackAddressFor(node) })),
@@ -224,10 +244,10 @@ describe('e2e: Cell through Metacontroller', function () {
       status: 'False',
       reason: 'ManagedClusterNotFound',
     });
-    // No ManagedCluster, so no Available condition for OCM's hub to have judged.
+    // No ManagedCluster, so no Lease to judge.
     expect(conditionOf(pending, 'LeaseFresh')).to.include({
-      status: 'Unknown',
-      reason: 'AvailableNotReported',
+      status: 'False',
+      reason: 'LeaseMissing',
     });
     expect(conditionOf(pending, 'Ready')).to.include({
       status: 'False',
@@ -263,8 +283,9 @@ describe('e2e: Cell through Metacontroller', function () {
     renewers.push(renewer);
     await newReadyCell(world);
 
-    // The agent stops (its lease is left as it was). Nothing changes on the Cell's side: OCM's
-    // hub marks the ManagedCluster Available=Unknown at expiry, and that change syncs the Cell.
+    // The agent stops (its lease is left as it was). The Cell asked Metacontroller for a sync at
+    // the instant the lease would expire (renewTime + 5 × 2 s), and judges it stale then itself;
+    // OCM's hub marks the ManagedCluster Available=Unknown at about the same time, which counts too.
     await renewer.stop();
     const stoppedAt = Date.now();
     const degraded = await eventuallyPhase(
@@ -278,26 +299,37 @@ describe('e2e: Cell through Metacontroller', function () {
     console.log(
       `      Cell ${world.cell}: Degraded ${Date.now() - stoppedAt} ms after the last renewal`,
     );
+    expect(conditionOf(degraded, 'LeaseFresh')?.status).to.equal('False');
+    expect(conditionOf(degraded, 'LeaseFresh')?.reason).to.be.oneOf([
+      'LeaseStale',
+      'LeaseUpdateStopped',
+    ]);
+    expect(conditionOf(degraded, 'Ready')?.reason).to.be.oneOf([
+      'LeaseStale',
+      'LeaseUpdateStopped',
+    ]);
+    expect(statusOf(degraded).managedCluster).to.include({ leaseFresh: false });
+    expect(await printedColumns(stack, 'cell', world.cell, CELL_NAMESPACE, true)).to.include({
+      PHASE: 'Degraded',
+      LEASEFRESH: 'false',
+    });
+    // OCM's hub verdict replaces the agent's Available=True; the Cell reports that too.
+    const judged = await eventually(stack, `${world.cell} Available False`, async () => {
+      const object = await getCell(stack, world.cell);
+      return conditionOf(object, 'Available')?.status === 'False'
+        ? { value: object }
+        : { notYet: describeStatus(object) };
+    });
     const managedCluster = (await client.get(managedClusterPath(world.managedCluster))) as {
       status?: { conditions?: { type: string; status: string; reason?: string }[] };
     };
     expect(
       managedCluster.status?.conditions?.find((c) => c.type === 'ManagedClusterConditionAvailable'),
     ).to.include({ status: 'Unknown', reason: 'ManagedClusterLeaseUpdateStopped' });
-    expect(conditionOf(degraded, 'LeaseFresh')).to.include({
+    expect(conditionOf(judged, 'Available')).to.include({ reason: 'ManagedClusterUnavailable' });
+    expect(conditionOf(judged, 'LeaseFresh')).to.include({
       status: 'False',
-      reason: 'LeaseStale',
-    });
-    expect(conditionOf(degraded, 'Ready')).to.include({ status: 'False', reason: 'LeaseStale' });
-    // The hub's verdict replaced the agent's Available=True; the Cell reports that too.
-    expect(conditionOf(degraded, 'Available')).to.include({
-      status: 'False',
-      reason: 'ManagedClusterUnavailable',
-    });
-    expect(statusOf(degraded).managedCluster).to.include({ available: false, leaseFresh: false });
-    expect(await printedColumns(stack, 'cell', world.cell, CELL_NAMESPACE, true)).to.include({
-      PHASE: 'Degraded',
-      LEASEFRESH: 'false',
+      reason: 'LeaseUpdateStopped',
     });
 
     // The agent comes back: one renewal, its status sync sets Available=True again, and that

@@ -226,6 +226,9 @@ async function normalisationOf(stack: KubeCellStack, world: World): Promise<Norm
         .map((address) => address.address),
     ),
     ...(endpoint?.port === undefined ? {} : { nodePort: endpoint.port }),
+    nodeLabels: Object.fromEntries(
+      nodes.map((node) => [node.metadata.name, node.metadata.labels ?? {}]),
+    ),
     nodePortsAllocated: 1,
   };
 }

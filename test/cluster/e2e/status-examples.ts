@@ -13,6 +13,8 @@
 //   distance from evaluatedAt (the TTL);
 // - addresses: the simulated Nodes' InternalIPs (127.0.0.x) become EXAMPLE_ADDRESS, and the API
 //   NodePort becomes EXAMPLE_NODE_PORT;
+// - label hashes: a Cell's nodes[].labelHash is recomputed from the Node's labels with the run's
+//   names renamed, as the Cell would hash the samples' Nodes (the labels carry the run's names);
 // - NodePort counts: they cover every Service of the cluster, which the test shares with other
 //   scenarios; they are shown as if the example's VirtualCluster held the only NodePort.
 // Another cluster-wide figure is waited for rather than normalised: the test captures only once
@@ -25,6 +27,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as prettier from 'prettier';
 import { parse, stringify } from 'yaml';
+import { labelHash } from '../../../hooks/cell/node-detail.js';
 import { repoRoot } from '../paths.js';
 
 /** Set to 1 to rewrite the examples in docs/concepts.md from the run (a snapshot update). */
@@ -55,6 +58,8 @@ export interface Normalisation {
   addresses: string[];
   /** The API Service's NodePort. */
   nodePort?: number;
+  /** Each simulated Node's labels, by the run's Node name (their values carry the run's names). */
+  nodeLabels?: Record<string, Record<string, string>>;
   /** What a Cell's `nodePorts.allocated` is shown as. */
   nodePortsAllocated: number;
 }
@@ -107,6 +112,27 @@ function walk(value: Json, key: string, n: Normalisation, times: Map<string, str
   return value;
 }
 
+/** For each of a Cell's nodes[], the hash of its Node's labels with the run's names renamed. */
+function labelHashes(
+  status: Record<string, unknown>,
+  n: Normalisation,
+): (string | undefined)[] | undefined {
+  const nodes = status['nodes'];
+  if (!Array.isArray(nodes) || n.nodeLabels === undefined) return undefined;
+  return nodes.map((node: { name?: string }) => {
+    const labels = n.nodeLabels?.[node.name ?? ''];
+    if (labels === undefined) return undefined;
+    return labelHash(
+      Object.fromEntries(
+        Object.entries(labels).map(([key, value]) => [
+          renameIn(key, n.names),
+          renameIn(value, n.names),
+        ]),
+      ),
+    );
+  });
+}
+
 /** A NodePorts check that passed, as if the cluster had no other NodePort. */
 function normaliseNodePortsCheck(check: Json): Json {
   if (check === null || typeof check !== 'object' || Array.isArray(check)) return check;
@@ -128,7 +154,16 @@ export function normaliseStatus(status: Record<string, unknown>, n: Normalisatio
     const ttl = Date.parse(expiresAt) - Date.parse(evaluatedAt);
     times.set(expiresAt, `${new Date(Date.parse(EXAMPLE_TIME) + ttl).toISOString().slice(0, 19)}Z`);
   }
+  const hashes = labelHashes(status, n);
   const result = walk(status as Json, '', n, times) as { [key: string]: Json };
+  const nodes = result['nodes'];
+  if (Array.isArray(nodes) && hashes) {
+    result['nodes'] = nodes.map((node, index) =>
+      node !== null && typeof node === 'object' && !Array.isArray(node) && hashes[index]
+        ? { ...node, labelHash: hashes[index] }
+        : node,
+    );
+  }
   const nodePorts = result['nodePorts'];
   if (nodePorts !== null && typeof nodePorts === 'object' && !Array.isArray(nodePorts)) {
     result['nodePorts'] = { ...nodePorts, allocated: n.nodePortsAllocated };

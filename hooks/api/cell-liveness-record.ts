@@ -1,0 +1,120 @@
+/**
+ * The Cell's liveness record: a small ConfigMap the kubecell-cell controller owns beside each Cell
+ * (a child of the Cell, so Metacontroller writes it only when it changes and the garbage collector
+ * removes it with the Cell), holding what a resolved VirtualCluster needs of its Cell in steady
+ * state: which Cell it is, whether its lease is fresh, whether its inventory is observed, whether
+ * its ManagedCluster was replaced.
+ *
+ * Why not the Cell itself: the Cell's status carries every profile Node and moves with pods and
+ * lease renewals; every VirtualCluster that related it would be re-synced by each write and would
+ * receive the whole Cell in every request (decision D36). The record changes only when one of its
+ * verdicts does.
+ *
+ * Its bytes are read back from the apiserver, where anyone who may edit ConfigMaps in the
+ * controller namespace could have changed them: `readCellLivenessRecord` accepts only the values
+ * written here and names the key that is not.
+ */
+import { createHash } from 'node:crypto';
+import type { Cell, CellStatus } from '../generated/types/index.js';
+
+/** Prefix of the record's name; the rest is the Cell's name (hashed when too long). */
+export const CELL_LIVENESS_RECORD_PREFIX = 'kubecell-cell-';
+const NAME_LIMIT = 253;
+
+export type Tristate = 'True' | 'False' | 'Unknown';
+
+export interface CellLivenessRecord {
+  /** The UID of the Cell that wrote the record: a VirtualCluster compares its snapshot's. */
+  cellUID: string;
+  /** The Cell's phase, for a reader of the record (kubectl); no decision rests on it. */
+  phase: string;
+  /** status.managedCluster.leaseFresh: the LeaseFresh verdict. */
+  leaseFresh: Tristate;
+  /** The Cell's InventoryFresh condition. */
+  inventoryFresh: Tristate;
+  /** The Cell is Failed because its ManagedCluster was replaced. */
+  managedClusterReplaced: boolean;
+}
+
+export interface ConfigMapObject {
+  apiVersion: 'v1';
+  kind: 'ConfigMap';
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    [key: string]: unknown;
+  };
+  data?: Record<string, string>;
+}
+
+/** The record's name for a Cell: prefix + name, or a hashed name when that is too long. */
+export function cellLivenessRecordName(cellName: string): string {
+  const plain = `${CELL_LIVENESS_RECORD_PREFIX}${cellName}`;
+  if (plain.length <= NAME_LIMIT) return plain;
+  const hash = createHash('sha256').update(cellName).digest('hex').slice(0, 16);
+  return `${plain.slice(0, NAME_LIMIT - 17)}-${hash}`;
+}
+
+/** The record of a Cell's published status. */
+export function cellLivenessRecord(cell: Cell, status: CellStatus): ConfigMapObject {
+  const fresh = status.managedCluster?.leaseFresh;
+  const inventory = status.conditions?.find((condition) => condition.type === 'InventoryFresh');
+  const ready = status.conditions?.find((condition) => condition.type === 'Ready');
+  const record: CellLivenessRecord = {
+    cellUID: cell.metadata.uid ?? '',
+    phase: status.phase ?? '',
+    leaseFresh: fresh === undefined ? 'Unknown' : fresh ? 'True' : 'False',
+    inventoryFresh: tristate(inventory?.status),
+    managedClusterReplaced: status.phase === 'Failed' && ready?.reason === 'ManagedClusterReplaced',
+  };
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: cellLivenessRecordName(cell.metadata.name),
+      namespace: cell.metadata.namespace ?? '',
+      labels: { 'app.kubernetes.io/part-of': 'kubecell', 'kubecell.io/cell-liveness': 'true' },
+    },
+    data: {
+      cellUID: record.cellUID,
+      phase: record.phase,
+      leaseFresh: record.leaseFresh,
+      inventoryFresh: record.inventoryFresh,
+      managedClusterReplaced: String(record.managedClusterReplaced),
+    },
+  };
+}
+
+function tristate(value: unknown): Tristate {
+  return value === 'True' || value === 'False' ? value : 'Unknown';
+}
+
+const PHASES = ['', 'Pending', 'Provisioning', 'Ready', 'Degraded', 'Deleting', 'Failed'];
+const TRISTATES = ['True', 'False', 'Unknown'];
+const UID = /^[0-9A-Za-z-]{1,128}$/;
+
+/**
+ * The record a ConfigMap carries, or the first key whose value is not one the Cell controller
+ * writes (`{ invalid: key }`).
+ */
+export function readCellLivenessRecord(
+  configMap: ConfigMapObject,
+): CellLivenessRecord | { invalid: string } {
+  const data: Record<string, unknown> = configMap.data ?? {};
+  const checks: [key: string, ok: (value: unknown) => boolean][] = [
+    ['cellUID', (value) => typeof value === 'string' && UID.test(value)],
+    ['phase', (value) => typeof value === 'string' && PHASES.includes(value)],
+    ['leaseFresh', (value) => typeof value === 'string' && TRISTATES.includes(value)],
+    ['inventoryFresh', (value) => typeof value === 'string' && TRISTATES.includes(value)],
+    ['managedClusterReplaced', (value) => value === 'true' || value === 'false'],
+  ];
+  for (const [key, ok] of checks) if (!ok(data[key])) return { invalid: `data.${key}` };
+  return {
+    cellUID: data['cellUID'] as string,
+    phase: data['phase'] as string,
+    leaseFresh: data['leaseFresh'] as Tristate,
+    inventoryFresh: data['inventoryFresh'] as Tristate,
+    managedClusterReplaced: data['managedClusterReplaced'] === 'true',
+  };
+}

@@ -1,0 +1,109 @@
+/**
+ * The publication phase of a Cell sync: when the status is written, and its observedAt times.
+ *
+ * Every sync computes the whole status; this phase decides what is returned, as a pure function of
+ * the previous status, the new one and now, so the same inputs give the same bytes:
+ *
+ * - **Unchanged**: the previous observedAt is kept while it is younger than HEARTBEAT_SECONDS, so
+ *   an idle Cell is not rewritten on every sync; after that it becomes now (the heartbeat, which
+ *   lets a reader tell a live Cell controller from a dead one).
+ * - **Only pod requests changed** (POD_REQUEST_FIELDS): within POD_REQUEST_HOLD_SECONDS of the
+ *   last write the previous status is returned as it was, and the Cell asks for a sync when the
+ *   hold ends. Pods come and go every second on a busy Cell; without the hold each one would be a
+ *   write. Anything else (a Node, the lease, a committed entitlement, a condition) is written at
+ *   once.
+ * - **Anything else changed**: written with observedAt now.
+ *
+ * The per-Node, storage and NodePort observedAt times of a Local Cell are the status's own:
+ * everything in it was observed at that write, or confirmed unchanged since (the heartbeat). The
+ * conditions compared are the reconciled ones, which carry lastTransitionTime forward, so they
+ * compare equal when their verdicts do. Readers (a plan, a VirtualCluster being placed) judge the
+ * inventory's age by status.observedAt, with twice the heartbeat as their limit.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { CellStatus } from '../generated/types/index.js';
+import { formatTime } from '../status/conditions.js';
+
+/** Longest an unchanged status keeps its observedAt. */
+export const HEARTBEAT_SECONDS = 300;
+/** Shortest time between two writes that only change pod requests. */
+export const POD_REQUEST_HOLD_SECONDS = 30;
+
+export interface Publication {
+  status: CellStatus;
+  /** Seconds until the next write may fall due (heartbeat or the end of a hold). */
+  dueInSeconds: number;
+}
+
+/** The status to return (see the module comment). */
+export function publish(
+  previous: CellStatus | undefined,
+  next: CellStatus,
+  now: Date,
+): Publication {
+  const kept = previous?.observedAt;
+  const age = kept === undefined ? NaN : now.getTime() - Date.parse(kept);
+  const young = (seconds: number) => kept !== undefined && age >= 0 && age < seconds * 1000;
+  if (previous && young(HEARTBEAT_SECONDS) && sameContent(previous, next)) {
+    return { status: stamped(next, kept as string), dueInSeconds: dueIn(age, HEARTBEAT_SECONDS) };
+  }
+  if (previous && young(POD_REQUEST_HOLD_SECONDS) && samePlacement(previous, next)) {
+    return { status: previous, dueInSeconds: dueIn(age, POD_REQUEST_HOLD_SECONDS) };
+  }
+  return { status: stamped(next, formatTime(now)), dueInSeconds: HEARTBEAT_SECONDS };
+}
+
+function dueIn(ageMs: number, seconds: number): number {
+  return Math.max(1, Math.ceil((seconds * 1000 - ageMs) / 1000));
+}
+
+/** The status with observedAt `time`, and the same time on the parts observed with it. */
+function stamped(status: CellStatus, time: string): CellStatus {
+  return {
+    ...status,
+    ...(status.nodes ? { nodes: status.nodes.map((node) => ({ ...node, observedAt: time })) } : {}),
+    ...(status.storageInventory
+      ? { storageInventory: { ...status.storageInventory, observedAt: time } }
+      : {}),
+    ...(status.nodePorts ? { nodePorts: { ...status.nodePorts, observedAt: time } } : {}),
+    observedAt: time,
+  };
+}
+
+/** The fields that follow pods alone: held back for POD_REQUEST_HOLD_SECONDS. */
+const POD_REQUEST_FIELDS = {
+  inventory: ['requested', 'pending', 'availableEstimate'],
+  nodes: ['activeRequested', 'pendingRequested'],
+} as const;
+
+/**
+ * The status as it travels (the JSON round trip drops undefined members, as the wire does),
+ * without its observedAt times, and without the pod request fields when `withoutPods`. Key order
+ * does not matter: isDeepStrictEqual compares members, and the previous status arrives as the
+ * apiserver stored it (Metacontroller's Go encoding sorts keys).
+ */
+function comparable(status: CellStatus, withoutPods: boolean): unknown {
+  const wire = JSON.parse(JSON.stringify(status)) as Record<string, unknown> & CellStatus;
+  delete wire.observedAt;
+  for (const node of wire.nodes ?? []) {
+    delete node.observedAt;
+    if (withoutPods) for (const field of POD_REQUEST_FIELDS.nodes) delete node[field];
+  }
+  if (wire.storageInventory) delete wire.storageInventory.observedAt;
+  if (wire.nodePorts) delete wire.nodePorts.observedAt;
+  if (withoutPods) {
+    for (const resource of Object.values(wire.inventory ?? {})) {
+      if (!resource) continue;
+      for (const field of POD_REQUEST_FIELDS.inventory) delete resource[field];
+    }
+  }
+  return wire;
+}
+
+function sameContent(previous: CellStatus, next: CellStatus): boolean {
+  return isDeepStrictEqual(comparable(previous, false), comparable(next, false));
+}
+
+function samePlacement(previous: CellStatus, next: CellStatus): boolean {
+  return isDeepStrictEqual(comparable(previous, true), comparable(next, true));
+}
