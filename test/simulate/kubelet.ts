@@ -14,6 +14,9 @@
 //   hooks/virtualcluster/resolve.ts) and Hostname;
 // - status.nodeInfo.systemUUID (the GPU cell's firmware UUID, hooks/gpucellpool/nodes.ts);
 // - spec.providerID when a cloud provider would set it (Cluster API matching).
+//
+// And of a pod bound to its Node (spec.nodeName), its status.phase: Running once started
+// (hooks/cell/inventory.ts counts a Running pod's requests as the Node's activeRequested).
 import { createHash } from 'node:crypto';
 import { KubeClient, resourcePath, type KubeObject } from './kube-client.js';
 import { formatTime, nameBasedUuid, setConditions, type Condition } from './support.js';
@@ -240,4 +243,17 @@ export async function markNodeUnreachable(
 /** Deletes the Node (a decommissioned machine); false when it did not exist. */
 export function deleteNode(client: KubeClient, name: string): Promise<boolean> {
   return client.delete(nodePath(name));
+}
+
+/**
+ * The kubelet of a bound pod's Node has started its containers: status.phase Running, written on
+ * the status subresource as a kubelet does. No kubelet runs in the test control plane, so a pod
+ * created with spec.nodeName stays Pending until this is called.
+ */
+export function runPod(client: KubeClient, namespace: string, name: string): Promise<KubeObject> {
+  return client.patchStatus(
+    resourcePath({ apiVersion: 'v1', resource: 'pods', namespace, name }),
+    { status: { phase: 'Running', startTime: formatTime(new Date()) } },
+    KUBELET_FIELD_MANAGER,
+  );
 }

@@ -16,7 +16,9 @@
 //   pkg/registration/hub/lease/controller.go): once a lease is not renewed for
 //   5 × spec.leaseDurationSeconds (5 × 60 s when unset), it sets ManagedClusterConditionAvailable
 //   to Unknown, reason ManagedClusterLeaseUpdateStopped, unless it already is Unknown; it creates
-//   the lease of an accepted cluster that has none. The Cell judges liveness by that condition.
+//   the lease of an accepted cluster that has none. It can be told to ignore chosen clusters
+//   (`ignored`), as a hub whose registration controller is down for them. The Cell judges the
+//   Lease itself and counts that condition as well (hooks/cell/liveness.ts).
 import {
   KubeClient,
   isConflict,
@@ -581,6 +583,12 @@ const MANAGED_CLUSTERS_PATH = resourcePath({
 export class HubLeaseController extends PollingActor<HubLeaseControllerOptions> {
   /** When this controller marked each cluster's Available Unknown, last. */
   readonly markedUnknown = new Map<string, Date>();
+  /**
+   * Clusters this hub does not judge, changeable while it runs: a hub whose registration
+   * controller is down (or stuck) for these clusters, so their Available stays as the agent last
+   * wrote it however stale their leases get.
+   */
+  readonly ignored = new Set<string>();
 
   constructor(client: KubeClient, options: HubLeaseControllerOptions = {}) {
     super(client, options, 'OCM hub lease controller', 1000);
@@ -594,9 +602,10 @@ export class HubLeaseController extends PollingActor<HubLeaseControllerOptions> 
       if (isNotFound(error)) return; // OCM's CRDs are not installed
       throw error;
     }
-    const wanted = clusters.filter(
-      (cluster) => this.options.filter?.(cluster.metadata.name ?? '') ?? true,
-    );
+    const wanted = clusters.filter((cluster) => {
+      const name = cluster.metadata.name ?? '';
+      return !this.ignored.has(name) && (this.options.filter?.(name) ?? true);
+    });
     if (wanted.length === 0) return;
     const leases = await this.client.list(LEASES_PATH, {
       fieldSelector: `metadata.name=${MANAGED_CLUSTER_LEASE}`,

@@ -1,5 +1,6 @@
-// Unit tests of the simulation's pure parts (no cluster). The actors themselves are proven by the
-// end-to-end tests that run them against a live control plane.
+// Unit tests of the simulation's pure parts (no cluster), and of one actor's choices against a
+// stub client. The actors themselves are proven by the end-to-end tests that run them against a
+// live control plane.
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -25,10 +26,11 @@ import {
   renderK3kKubeconfig,
   renderKubeconfigSecret,
 } from './k3k.js';
-import { resourcePath } from './kube-client.js';
+import { resourcePath, type KubeClient, type KubeObject } from './kube-client.js';
 import { loopbackAddressFor, nodeConditions, renderNode, renderNodeStatus } from './kubelet.js';
 import { firmwareUuidOf, userDataSecretOf, virtualMachineStatus, vmResources } from './kubevirt.js';
 import {
+  HubLeaseController,
   LEASE_UPDATE_STOPPED,
   agentRestoresAvailable,
   hubLeaseAction,
@@ -212,6 +214,52 @@ describe("simulation: OCM's hub lease controller", function () {
       },
       spec: { holderIdentity: 'managed-cluster-lease', renewTime: '2026-01-01T00:00:00.000000Z' },
     });
+  });
+
+  it('does not judge the clusters it is told to ignore (its registration controller is down for them)', async function () {
+    // Two accepted clusters whose 2-s leases were last renewed a minute ago, Available True.
+    const stale = renderLease('unused', new Date(Date.now() - 60_000), 2);
+    const clusters = ['cell1', 'cell2'].map((name) => ({
+      ...available,
+      metadata: { ...available.metadata, name },
+    }));
+    const patched: string[] = [];
+    const client = {
+      list: (path: string) =>
+        Promise.resolve(
+          path.endsWith('/managedclusters')
+            ? clusters
+            : clusters.map((c) => ({
+                ...stale,
+                metadata: { ...stale.metadata, namespace: c.metadata.name },
+              })),
+        ),
+      patchStatus: (
+        path: string,
+        patch: { status: { conditions: { type: string; reason?: string }[] } },
+      ) => {
+        const reason = patch.status.conditions.find(
+          (c) => c.type === 'ManagedClusterConditionAvailable',
+        )?.reason;
+        patched.push(`${path.split('/').pop() ?? ''} ${reason ?? ''}`);
+        return Promise.resolve({} as KubeObject);
+      },
+    } as unknown as KubeClient;
+    const hub = new HubLeaseController(client);
+
+    hub.ignored.add('cell2');
+    await hub.pollOnce();
+    expect(patched).to.deep.equal(['cell1 ManagedClusterLeaseUpdateStopped']);
+    expect([...hub.markedUnknown.keys()]).to.deep.equal(['cell1']);
+
+    // The controller is back for cell2: its stale lease is judged on the next pass.
+    hub.ignored.delete('cell2');
+    patched.length = 0;
+    await hub.pollOnce();
+    expect(patched).to.deep.equal([
+      'cell1 ManagedClusterLeaseUpdateStopped',
+      'cell2 ManagedClusterLeaseUpdateStopped',
+    ]);
   });
 
   it('the agent sets Available back after a fresh renewal, not after a back-dated one', function () {

@@ -5,9 +5,9 @@
 // kubectl. A Ready Cell comes two ways: startReadyCell lets the simulation stand up everything a
 // Cell needs (the VirtualCluster scenarios); cellWorld, standUpCellWorld and applyCell do it step
 // by step, for scenarios that watch each step (the Cell and plan scenarios). Either way OCM's hub
-// lease controller judges the ManagedCluster's lease (a Cell reads liveness from the
-// ManagedCluster's Available condition, never from the Lease): startReadyCell's simulation runs
-// one, and standUpCellWorld relies on the stack's (`ocmHub: true`, the shared cluster's
+// lease controller judges the ManagedCluster's lease as well as the Cell does (the Cell reads the
+// Lease itself and counts the hub's Available=Unknown verdict too): startReadyCell's simulation
+// runs one, and standUpCellWorld relies on the stack's (`ocmHub: true`, the shared cluster's
 // setting). Nothing here writes a KubeCell object's status or calls a hook: Metacontroller does
 // that.
 import { readFileSync } from 'node:fs';
