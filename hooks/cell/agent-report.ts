@@ -9,6 +9,7 @@
  */
 import type { Cell } from '../generated/types/index.js';
 import { boundMessage } from '../json/echo.js';
+import { formatQuantity, parseQuantity } from '../quantity/quantity.js';
 import {
   AGENT_NAME,
   AGENT_NAMESPACE,
@@ -23,6 +24,7 @@ import type { CellControllerConfig } from './config.js';
 import { HEARTBEAT_SECONDS } from './publication.js';
 import { inventoryFrom } from './inventory.js';
 import { countNodePorts } from './node-ports.js';
+import { boundNodeDetail, resourceList, type NodeDetail } from './node-detail.js';
 import { summariseNodes } from './nodes.js';
 import type { CellObservation } from './observe.js';
 import type { Amounts } from './pod-requests.js';
@@ -144,10 +146,50 @@ export function reportedParts(
             : {}),
         }
       : summariseNodes([]),
+    ...(report?.nodes ? { nodeDetail: reportedNodeDetail(report) } : {}),
     inventory: inventoryFrom({ cell, totals, unscheduled, committed }),
     storageInventory: { ...storage, fresh: fresh && storage.fresh },
     nodePorts: { ...nodePorts, fresh: fresh && nodePorts.fresh },
   };
+}
+
+/**
+ * The per-Node detail of a report, written anew field by field (quantities re-formatted from
+ * their parsed values) and bounded as a Local Cell's: the report passed the schema (Node names,
+ * label hashes, quantities), and is still bytes from the managed cluster. Nodes the agent left
+ * out count as omitted.
+ */
+function reportedNodeDetail(report: CellReport): NodeDetail {
+  const storage = new Map(
+    (report.storageInventory.perNode ?? []).map((entry) => [entry.node, entry]),
+  );
+  const detail = boundNodeDetail(
+    (report.nodes ?? []).map((node) => {
+      const kept = storage.get(node.name);
+      return {
+        node: {
+          name: node.name,
+          ...(node.profile === undefined ? {} : { profile: node.profile }),
+          ...(node.ready === undefined ? {} : { ready: node.ready }),
+          ...(node.labelHash === undefined ? {} : { labelHash: node.labelHash }),
+          capacity: resourceList(node.capacity ?? {}),
+          allocatable: resourceList(node.allocatable ?? {}),
+          activeRequested: resourceList(node.activeRequested ?? {}),
+          pendingRequested: resourceList(node.pendingRequested ?? {}),
+          readinessReasons: [...(node.readinessReasons ?? [])],
+        },
+        storage: {
+          node: node.name,
+          ...(kept?.freeCapacity === undefined
+            ? {}
+            : { freeCapacity: formatQuantity(parseQuantity(kept.freeCapacity)) }),
+          allocatedPV: formatQuantity(parseQuantity(kept?.allocatedPV ?? '0')),
+        },
+      };
+    }),
+  );
+  const total = report.nodeCount.total ?? detail.nodes.length;
+  return { ...detail, omitted: Math.max(detail.omitted, total - detail.nodes.length) };
 }
 
 /** InventoryFresh of a ManifestWork Cell: its sources observed, and its agent's report fresh. */

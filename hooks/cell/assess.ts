@@ -21,7 +21,6 @@ import {
   nodeIsReady,
   podsByNode,
   unscheduledDemand,
-  type NodeAccounting,
 } from './inventory.js';
 import {
   ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION,
@@ -33,10 +32,8 @@ import { summariseNodes, type NodeReading } from './nodes.js';
 import { virtualClustersResolvedTo, type CellObservation } from './observe.js';
 import { assessProvider, missingProviderParts } from './provider.js';
 import type { Amounts } from './pod-requests.js';
-import { allocatedByNode, computeStorageInventory, topolvmFreeCapacity } from './storage.js';
-import { nodeDetail, type NodeDetail, type NodeFacts } from './node-detail.js';
-import type { Node } from '../kube/objects.js';
-import { formatQuantity, ZERO_QUANTITY, type ParsedQuantity } from '../quantity/quantity.js';
+import { computeStorageInventory } from './storage.js';
+import { nodeDetail, nodeFactsOf, type NodeDetail } from './node-detail.js';
 
 export interface CellAssessment {
   liveness: Liveness;
@@ -109,15 +106,14 @@ function localParts(
   const bound = podsByNode(pods);
   const nodes = observation.nodes ?? [];
   const accounted = nodes.map((node) => accountNode(node, bound.get(node.metadata.name) ?? []));
-  const allocatedStorage = allocatedByNode(observation.persistentVolumes);
-  const facts = nodes.map((node, index) =>
-    nodeStorageFacts(node, accounted[index]!, allocatedStorage),
-  );
   return {
     provider,
     missingProvider: missingProviderParts(provider),
     nodes: summariseNodes(nodes),
-    nodeDetail: nodeDetail(facts, cell.spec.machineProfile.name),
+    nodeDetail: nodeDetail(
+      nodeFactsOf(nodes, accounted, observation.persistentVolumes),
+      cell.spec.machineProfile.name,
+    ),
     inventory: computeInventory({
       cell,
       nodes: accounted,
@@ -127,23 +123,8 @@ function localParts(
     storageInventory: computeStorageInventory(
       nodes.filter(nodeIsReady),
       observation.persistentVolumes,
-      allocatedStorage,
     ),
     nodePorts: countNodePorts(observation.services),
-  };
-}
-
-function nodeStorageFacts(
-  node: Node,
-  accounting: NodeAccounting,
-  allocatedStorage: Map<string, ParsedQuantity>,
-): NodeFacts {
-  const free = topolvmFreeCapacity(node);
-  return {
-    node,
-    accounting,
-    ...(free === undefined ? {} : { freeStorage: formatQuantity(free) }),
-    allocatedStorage: formatQuantity(allocatedStorage.get(node.metadata.name) ?? ZERO_QUANTITY),
   };
 }
 

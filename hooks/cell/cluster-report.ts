@@ -22,6 +22,7 @@ import {
   type NodeTotals,
 } from './inventory.js';
 import { countNodePorts } from './node-ports.js';
+import { nodeDetail, nodeFactsOf } from './node-detail.js';
 import { summariseNodes } from './nodes.js';
 import type { ClusterObservation } from './observe.js';
 import type { Amounts } from './pod-requests.js';
@@ -40,16 +41,19 @@ export function clusterReport(
   const nodes = observation.nodes ?? [];
   const accounted = nodes.map((node) => accountNode(node, bound.get(node.metadata.name) ?? []));
   const unscheduled = unscheduledDemand(pods, observation.hostNamespaces ?? new Set());
+  // The same per-Node detail and bound a Local Cell publishes; the hub bounds it again.
+  const detail = nodeDetail(nodeFactsOf(nodes, accounted, observation.persistentVolumes), profile);
   return {
     version: CELL_REPORT_VERSION,
     machineProfile: profile,
     observedAt: formatTime(now),
     ...summariseNodes(nodes),
+    nodes: detail.nodes,
     resources: reportedResources(sumReadyNodes(accounted), unscheduled),
-    storageInventory: computeStorageInventory(
-      nodes.filter(nodeIsReady),
-      observation.persistentVolumes,
-    ),
+    storageInventory: {
+      ...computeStorageInventory(nodes.filter(nodeIsReady), observation.persistentVolumes),
+      perNode: detail.perNode,
+    },
     nodePorts: countNodePorts(observation.services),
     provider: assessProvider(observation, config),
   };

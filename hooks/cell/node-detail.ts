@@ -13,10 +13,11 @@ import { createHash } from 'node:crypto';
 import type { CellNode, CellNodeStorage, ResourceList } from '../generated/types/index.js';
 import { compareStrings } from '../feasibility/resources.js';
 import { LABELS } from '../kube/labels.js';
-import type { Node, ResourceMap } from '../kube/objects.js';
-import { formatQuantity, parseQuantity } from '../quantity/quantity.js';
+import type { Node, PersistentVolume } from '../kube/objects.js';
+import { formatQuantity, parseQuantity, ZERO_QUANTITY } from '../quantity/quantity.js';
 import type { NodeAccounting } from './inventory.js';
 import { readinessReasons } from './nodes.js';
+import { allocatedByNode, topolvmFreeCapacity } from './storage.js';
 import type { Amounts } from './pod-requests.js';
 
 /**
@@ -46,20 +47,29 @@ export interface NodeFacts {
 }
 
 export function nodeDetail(facts: readonly NodeFacts[], profile: string): NodeDetail {
-  const sorted = [...facts].sort((a, b) =>
-    compareStrings(a.node.metadata.name, b.node.metadata.name),
+  return boundNodeDetail(
+    facts.map((fact) => ({ node: nodeEntry(fact, profile), storage: storageEntry(fact) })),
   );
+}
+
+/** One Node's entry and its storage entry, as the status lists them. */
+export interface NodeDetailEntry {
+  node: CellNode;
+  storage: CellNodeStorage;
+}
+
+/** The entries sorted by name, the first ones within NODE_DETAIL_BUDGET_BYTES, the rest counted. */
+export function boundNodeDetail(entries: readonly NodeDetailEntry[]): NodeDetail {
+  const sorted = [...entries].sort((a, b) => compareStrings(a.node.name, b.node.name));
   const detail: NodeDetail = { nodes: [], perNode: [], omitted: 0 };
   let bytes = 0;
-  for (const fact of sorted) {
-    const entry = nodeEntry(fact, profile);
-    const storage = storageEntry(fact);
-    bytes += JSON.stringify(entry).length + JSON.stringify(storage).length + 2;
+  for (const { node, storage } of sorted) {
+    bytes += JSON.stringify(node).length + JSON.stringify(storage).length + 2;
     if (bytes > NODE_DETAIL_BUDGET_BYTES) {
       detail.omitted = sorted.length - detail.nodes.length;
       break;
     }
-    detail.nodes.push(entry);
+    detail.nodes.push(node);
     detail.perNode.push(storage);
   }
   return detail;
@@ -87,6 +97,24 @@ function storageEntry({ node, freeStorage, allocatedStorage }: NodeFacts): CellN
   };
 }
 
+/** Each profile Node with what the inventory counted on it and its storage (Local Cell or agent). */
+export function nodeFactsOf(
+  nodes: readonly Node[],
+  accounted: readonly NodeAccounting[],
+  volumes: readonly PersistentVolume[] | undefined,
+): NodeFacts[] {
+  const allocated = allocatedByNode(volumes);
+  return nodes.map((node, index) => {
+    const free = topolvmFreeCapacity(node);
+    return {
+      node,
+      accounting: accounted[index] as NodeAccounting,
+      ...(free === undefined ? {} : { freeStorage: formatQuantity(free) }),
+      allocatedStorage: formatQuantity(allocated.get(node.metadata.name) ?? ZERO_QUANTITY),
+    };
+  });
+}
+
 /** SHA-256 over the sorted `key=value` lines, first 16 hex digits. */
 export function labelHash(labels: Readonly<Record<string, string>>): string {
   const lines = Object.keys(labels)
@@ -96,10 +124,14 @@ export function labelHash(labels: Readonly<Record<string, string>>): string {
   return createHash('sha256').update(lines).digest('hex').slice(0, 16);
 }
 
-function resourceList(map: ResourceMap): ResourceList {
+/** A resource map written anew from its parsed quantities, keys sorted. */
+export function resourceList(
+  map: Readonly<Record<string, string | number | undefined>>,
+): ResourceList {
   const list: ResourceList = {};
   for (const key of Object.keys(map).sort(compareStrings)) {
-    list[key] = formatQuantity(parseQuantity(map[key] as string | number));
+    const value = map[key];
+    if (value !== undefined) list[key] = formatQuantity(parseQuantity(value));
   }
   return list;
 }

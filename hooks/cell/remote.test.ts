@@ -103,16 +103,21 @@ describe('a Cell with delivery ManifestWork (its cluster is reported by the cell
       'provider',
       'resolvedBy',
       'managedCluster',
+      'nodes',
+      'nodeCount',
+      'storageInventory',
     ] as const) {
       expect(remote[part], part).to.deep.equal(local[part]);
     }
-    // Everything but the per-Node detail, which the agent's report does not carry yet.
-    const { perNode, ...localStorage } = local.storageInventory ?? {};
-    expect(perNode).to.have.length(4);
-    expect(remote.storageInventory).to.deep.equal(localStorage);
+    // The per-Node detail travels in the report: every Node, its pods' requests, its storage.
+    expect(remote.nodes).to.have.length(4);
+    expect(remote.storageInventory?.perNode).to.have.length(4);
     expect(remote.inventory?.['nvidia.com/gpu']).to.include({ pending: '2', committed: '5' });
-    expect(local.nodeCount).to.deep.equal({ total: 4, ready: 3, omitted: 0 });
-    expect(remote.nodeCount).to.deep.equal({ total: 4, ready: 3, omitted: 4 });
+    expect(remote.nodeCount).to.deep.equal({ total: 4, ready: 3, omitted: 0 });
+    expect(conditionOf(remote, 'NodeDetailTruncated')).to.include({
+      status: 'False',
+      reason: 'NodeDetailComplete',
+    });
     expect(conditionOf(remote, 'InventoryFresh')).to.include({
       status: 'True',
       reason: 'InventoryReported',
@@ -208,8 +213,11 @@ describe('a Cell with delivery ManifestWork (its cluster is reported by the cell
     expect(conditionOf(noVCs, 'InventoryFresh')?.message).to.equal('not observed: VirtualClusters');
   });
 
-  it('lists no Node: its agent reports no per-Node detail yet, and NodeDetailTruncated says so', () => {
-    const remote = remoteStatus(live(VC, agentWork(reportFrom(busyCluster()))));
+  it('lists no Node from an agent whose report carries no per-Node detail, and says so', () => {
+    const report = JSON.parse(reportFrom(busyCluster())) as Record<string, Record<string, unknown>>;
+    delete report['nodes'];
+    delete report['storageInventory']?.['perNode'];
+    const remote = remoteStatus(live(VC, agentWork(JSON.stringify(report))));
     expect(remote).not.to.have.property('nodes');
     expect(remote.storageInventory).not.to.have.property('perNode');
     expect(remote.nodeCount, 'every Node counts as omitted').to.deep.equal({
@@ -221,24 +229,44 @@ describe('a Cell with delivery ManifestWork (its cluster is reported by the cell
       status: 'True',
       reason: 'NodeDetailNotReported',
       message:
-        "the cell agent's report carries no per-Node detail: status.nodes is absent, nodeCount and the inventory still count all 4 profile Node(s)",
+        "the cell agent's report carries no per-Node detail (an agent older than the hub): status.nodes is absent, nodeCount and the inventory still count all 4 profile Node(s)",
     });
     expect(remote.phase, 'informational').to.equal('Ready');
   });
 
-  it('takes no per-Node storage or times from a report, even one that carries them', () => {
+  it('lists only the reported Nodes, written anew, and refuses a report that carries times or bad names', () => {
     const report = JSON.parse(reportFrom(busyCluster())) as Record<string, Record<string, unknown>>;
-    report['storageInventory'] = {
-      ...report['storageInventory'],
-      perNode: [{ node: 'ghost', freeCapacity: '999Ti', allocatedPV: '0' }],
-      observedAt: '2020-01-01T00:00:00Z',
-    };
-    report['nodePorts'] = { ...report['nodePorts'], observedAt: '2020-01-01T00:00:00Z' };
+    const perNode = report['storageInventory']?.['perNode'] as Record<string, unknown>[];
+    perNode.push({ node: 'ghost', freeCapacity: '999Ti', allocatedPV: '0' });
+    const nodes = report['nodes'] as unknown as Record<string, Record<string, unknown>>[];
+    nodes[0]!['capacity'] = { cpu: '32000m' };
     const status = remoteStatus(live(VC, agentWork(JSON.stringify(report))));
     expect(conditionOf(status, 'InventoryFresh')?.status, 'the report was read').to.equal('True');
-    expect(status.storageInventory).not.to.have.property('perNode');
+    expect(status.storageInventory?.perNode?.map((entry) => entry.node)).not.to.include('ghost');
+    expect(status.nodes?.[0]?.capacity, 'quantities in canonical form').to.deep.equal({
+      cpu: '32',
+    });
     expect(status.storageInventory?.observedAt).to.equal(status.observedAt);
-    expect(status.nodePorts?.observedAt).to.equal(status.observedAt);
+
+    for (const [change, field] of [
+      [
+        (r: typeof report) => (r['storageInventory']!['observedAt'] = '2020-01-01T00:00:00Z'),
+        'report.storageInventory["observedAt"]: is not a report field',
+      ],
+      [
+        (r: typeof report) => ((r['nodes'] as unknown as { name: string }[])[0]!.name = 'Bad Name'),
+        'report.nodes[0].name: must be a Node name',
+      ],
+    ] as const) {
+      const bad = JSON.parse(reportFrom(busyCluster())) as typeof report;
+      change(bad);
+      const refused = remoteStatus(live(VC, agentWork(JSON.stringify(bad))));
+      expect(conditionOf(refused, 'InventoryFresh'), field).to.include({
+        status: 'False',
+        reason: 'AgentReportUnparsable',
+      });
+      expect(conditionOf(refused, 'InventoryFresh')?.message, field).to.include(field);
+    }
   });
 
   it('is Degraded when its cluster’s Lease is stale, however fresh the agent’s report', () => {

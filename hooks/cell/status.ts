@@ -305,7 +305,7 @@ export function nodeDetailCondition(
       'NodeDetailTruncated',
       true,
       REASONS.NodeDetailNotReported,
-      `the cell agent's report carries no per-Node detail: status.nodes is absent, nodeCount and the inventory still count all ${total} profile Node(s)`,
+      `the cell agent's report carries no per-Node detail (an agent older than the hub): status.nodes is absent, nodeCount and the inventory still count all ${total} profile Node(s)`,
     );
   }
   return detail.omitted > 0

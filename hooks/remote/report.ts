@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type {
+  CellNode,
   CellNodeAddress,
   CellNodeCount,
   CellNodePortStatus,
@@ -60,6 +61,12 @@ export interface CellReport {
   notReadyNodes: CellNotReadyNode[];
   nodeAddresses: CellNodeAddress[];
   refusedNodeAddresses?: RefusedNodeAddresses;
+  /**
+   * Every profile Node, as a Local Cell's status.nodes lists them (without observedAt), bounded
+   * the same way; storageInventory.perNode carries their storage. Absent from an agent older
+   * than the hub's per-Node detail (the hub then lists none: NodeDetailNotReported).
+   */
+  nodes?: CellNode[];
   /** Per resource name, the sums over the Ready profile Nodes and the unscheduled demand. */
   resources: Record<string, ReportedResource>;
   storageInventory: CellStorageInventory;
@@ -115,6 +122,8 @@ function reportSchema(): Record<string, unknown> {
         },
       },
       ...Object.fromEntries(parts.map((part) => [part, status[part]])),
+      storageInventory: reportedStorageSchema(status),
+      nodes: reportedNodesSchema(status),
       refusedNodeAddresses: refusedSchema(status),
     },
   };
@@ -122,6 +131,36 @@ function reportSchema(): Record<string, unknown> {
 
 /** A Node's name as the apiserver allows it (a DNS-1123 subdomain): safe to name in a message. */
 const NODE_NAME = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+
+/**
+ * status.nodes as the CRD has it, with two checks more for bytes from a managed cluster: a name is
+ * a Node name (it is named in the Cell's status and messages), and no observedAt (the hub stamps
+ * its own).
+ */
+function reportedNodesSchema(
+  status: Record<string, Record<string, unknown>>,
+): Record<string, unknown> {
+  const nodes = structuredClone(status['nodes']) as {
+    items: { properties: Record<string, Record<string, unknown>> };
+  };
+  const properties = nodes.items.properties;
+  properties['name'] = { ...properties['name'], pattern: NODE_NAME };
+  delete properties['observedAt'];
+  return nodes;
+}
+
+/** status.storageInventory, each perNode entry's node a Node name, no observedAt. */
+function reportedStorageSchema(
+  status: Record<string, Record<string, unknown>>,
+): Record<string, unknown> {
+  const storage = structuredClone(status['storageInventory']) as {
+    properties: Record<string, { items?: { properties: Record<string, Record<string, unknown>> } }>;
+  };
+  const perNode = storage.properties['perNode']?.items?.properties;
+  if (perNode) perNode['node'] = { ...perNode['node'], pattern: NODE_NAME };
+  delete storage.properties['observedAt'];
+  return storage;
+}
 
 function refusedSchema(status: Record<string, Record<string, unknown>>): Record<string, unknown> {
   const nodeAddresses = status['nodeAddresses'] as { maxItems: number };

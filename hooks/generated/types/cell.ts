@@ -55,7 +55,7 @@ managedCluster?: CellManagedClusterStatus
 provider?: CellProviderStatus
 nodeCount?: CellNodeCount
 /**
- * Every profile Node, sorted by name, with what the inventory is summed from. Written as one atomic list, so the Cell's managedFields hold one entry for it whatever the number of Nodes. Bounded by size: past 768 KiB of JSON for nodes and storageInventory.perNode together (about 1,300 GPU Nodes of 6 resources with pods on them; the stored Cell stays about half of etcd's 1.5 MiB object limit) the last Nodes by name are left out, counted in nodeCount.omitted and named by the condition NodeDetailTruncated; the totals in inventory still count them. A Cell with delivery ManifestWork lists none yet (its cell agent's report carries no per-Node detail).
+ * Every profile Node, sorted by name, with what the inventory is summed from. Written as one atomic list, so the Cell's managedFields hold one entry for it whatever the number of Nodes. Bounded by size: past 768 KiB of JSON for nodes and storageInventory.perNode together (about 1,300 GPU Nodes of 6 resources with pods on them; the stored Cell stays about half of etcd's 1.5 MiB object limit) the last Nodes by name are left out, counted in nodeCount.omitted and named by the condition NodeDetailTruncated; the totals in inventory still count them. On a Cell with delivery ManifestWork the cell agent's report carries them; the hub checks and bounds them again.
  * 
  * @maxItems 10000
  */

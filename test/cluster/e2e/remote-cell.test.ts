@@ -107,7 +107,31 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
     const ready = await eventuallyPhase(world.stack, CELL, cell, CELL_NAMESPACE, 'Ready', 120_000);
     const status = ready.status as Record<string, unknown>;
     expect((status['managedCluster'] as Record<string, unknown>)['leaseFresh']).to.equal(true);
-    expect(status['nodeCount'], describeStatus(ready)).to.deep.equal({ ready: 2, total: 2 });
+    expect(status['nodeCount'], describeStatus(ready)).to.deep.equal({
+      ready: 2,
+      total: 2,
+      omitted: 0,
+    });
+    // Every Node of the managed cluster, as the cell agent's report carries them (through the
+    // real OCM work agent's feedback), with its storage.
+    const nodes = status['nodes'] as {
+      name: string;
+      ready?: boolean;
+      allocatable?: Record<string, string>;
+    }[];
+    expect(nodes.map((node) => node.ready)).to.deep.equal([true, true]);
+    expect(nodes.map((node) => node.name)).to.deep.equal(
+      [...nodes.map((node) => node.name)].sort(),
+    );
+    for (const node of nodes) expect(node.allocatable?.[GPU], node.name).to.equal('8');
+    const storage = status['storageInventory'] as { perNode?: { node: string }[] };
+    expect(storage.perNode?.map((entry) => entry.node)).to.deep.equal(
+      nodes.map((node) => node.name),
+    );
+    expect(conditionOf(ready, 'NodeDetailTruncated')).to.include({
+      status: 'False',
+      reason: 'NodeDetailComplete',
+    });
     const inventory = status['inventory'] as Record<string, { allocatable?: string }>;
     expect(inventory[GPU]?.allocatable, JSON.stringify(inventory)).to.equal('16');
     expect(conditionOf(ready, 'InventoryFresh')?.status).to.equal('True');
