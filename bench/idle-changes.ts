@@ -138,6 +138,8 @@ export class ChangeLog {
       ['Lease', `/apis/coordination.k8s.io/v1/namespaces/${this.where.leaseNamespace}/leases`],
       ['ManagedCluster', '/apis/cluster.open-cluster-management.io/v1/managedclusters'],
       ['Cell', `/apis/kubecell.io/v1alpha1/namespaces/${this.where.cellNamespace}/cells`],
+      // The Cell's liveness record, which a resolved VirtualCluster relates instead of the Cell.
+      ['ConfigMap', `/api/v1/namespaces/${this.where.cellNamespace}/configmaps`],
       ['Node', '/api/v1/nodes'],
       ['VirtualCluster', '/apis/kubecell.io/v1alpha1/virtualclusters'],
       ['VirtualNodeClass', '/apis/kubecell.io/v1alpha1/virtualnodeclasses'],
@@ -237,6 +239,7 @@ export function hookCallLines(logFile: string, from: number): HookCallLine[] {
 /** What a VirtualCluster's sync is re-run for: the kinds it relates to and its children. */
 const VC_TRIGGERS = new Set([
   'Cell',
+  'ConfigMap',
   // A VirtualCluster on a remote Cell relates to its ManifestWork (bench/remote.ts).
   'ManifestWork',
   'Node',

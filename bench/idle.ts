@@ -1,28 +1,40 @@
 /**
- * The idle cost of a quiet cluster, through the real Metacontroller (issue 14).
+ * The idle cost of a quiet cluster, through the real Metacontroller (issues 14 and 24).
  *
- * For each point (N profile Nodes, M VirtualClusters), in a fresh stack of its own
- * (test/cluster/kubecell-stack.ts: etcd, kube-apiserver, kube-controller-manager, KubeCell's CRDs,
- * RBAC, hook server and admission webhook, Metacontroller v4.17.2 with server-side apply and its
- * client-go rate limit raised as the README's install section recommends, KubeCell's controllers
- * without the GPUCellPool ones):
+ * For each point (N profile Nodes, M VirtualClusters, a lease period, a pod churn rate:
+ * bench/idle-cases.ts), in a fresh stack of its own (test/cluster/kubecell-stack.ts: etcd,
+ * kube-apiserver, kube-controller-manager, KubeCell's CRDs, RBAC, hook server and admission
+ * webhook, Metacontroller v4.17.2 with server-side apply and its client-go rate limit raised as the
+ * README's install section recommends, KubeCell's controllers without the GPUCellPool ones):
  *
  * 1. the simulated outside world (test/simulate): the provider baseline, the Cell's
- *    ManagedCluster joined with its lease renewed every `leaseRenewSeconds` (10 s: as often as
- *    Kubernetes' own node leases), N Ready Nodes of the Cell's machine profile, and k3k;
+ *    ManagedCluster joined with spec.leaseDurationSeconds = the point's lease period and its lease
+ *    renewed at that interval (as OCM's agent renews it: ocm v1.3.1
+ *    pkg/registration/spoke/lease/lease_controller.go), N Ready Nodes of the Cell's machine
+ *    profile, and k3k;
  * 2. one Cell (waited for until Ready), one VirtualNodeClass, M host namespaces and M
  *    VirtualClusters, one per namespace (waited for until all are Ready);
- * 3. convergence: the VirtualCluster sync rate, in slices of `sliceSeconds`, until two slices in a
+ * 3. the steady state: Metacontroller restarted once (KubeCellStack.restartMetacontroller).
+ *    It caches each parent's customize answer for 20 minutes per UID and generation
+ *    (pkg/controller/common/customize/manager.go), so VirtualClusters created a moment ago would
+ *    still relate what they asked for before they were resolved (the Cell itself) for 20 minutes;
+ *    after the restart every VirtualCluster asks again and gets the rules it keeps for good (the
+ *    Cell's liveness record, not the Cell). Then the pod churn starts, if the point has one
+ *    (bench/idle-churn.ts: pods created, set Running and deleted on the profile Nodes);
+ * 4. convergence: the VirtualCluster sync rate, in slices of `sliceSeconds`, until two slices in a
  *    row agree (or `settleMaxSeconds` have passed: then the point says it did not settle);
- * 4. the window (`windowSeconds`): the hook server's `kubecell_hook_requests_total` and
+ * 5. the window (`windowSeconds`): the hook server's `kubecell_hook_requests_total` and
  *    `kubecell_hook_request_bytes` (`_sum`, `_count`) per controller and hook, Metacontroller's
  *    requests and work queue, the processes' CPU time; watches on everything a VirtualCluster
- *    relates to, and the hook server's log of each call, to tell what each VirtualCluster sync
- *    followed; at the end the stored Cell (GET as JSON, managedFields included) and the sizes of
- *    the objects a VirtualCluster sync request carries;
- * 5. the quiet window (`quietSeconds`, optional): lease renewals paused (the lease stays fresh:
- *    KubeCell allows 5 lease durations), so nothing outside changes: what the cluster costs on
- *    its own resyncs alone.
+ *    relates to (the Cell's liveness record among them), on the Cell (its writes, by
+ *    resourceVersion) and its Lease, and the hook server's log of each call, to tell what each
+ *    VirtualCluster sync followed; at the end the stored Cell (GET as JSON, managedFields
+ *    included); then the churn stops;
+ * 6. the quiet window (`quietSeconds`, optional): lease renewals paused, so nothing outside
+ *    changes: what the cluster costs on its own resyncs alone. Only where the lease stays fresh
+ *    throughout (KubeCell allows 5 lease durations), so not at a 10-s lease;
+ * 7. the annotation probe: one VirtualCluster annotated, the size of the sync requests that follow
+ *    (a steady-state cluster may sync no VirtualCluster at all in the window).
  */
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -35,35 +47,30 @@ import {
 } from '../test/simulate/index.js';
 import {
   adminConnection,
-  difference,
   flagValues,
-  hookCallsOf,
   processCpu,
   round,
-  scrape,
   sleep,
-  sum,
   type AdminConnection,
   type FlagSetResult,
 } from './metacontroller.js';
 import {
   allVirtualClustersReady,
   bytesOf,
-  cpuPerMinute,
   finishWindow,
   managedFieldsOf,
-  perControllerOf,
   probeVirtualClusterSync,
   settleSyncRate,
   startWindow,
   storedCell,
-  VC_QUEUE,
-  type ControllerCost,
-  type StoredCell,
-  type WindowFigures,
 } from './idle-metrics.js';
-import { ChangeLog, attribute, hookCallLines, type Attribution } from './idle-changes.js';
+import { ChangeLog, attribute, hookCallLines } from './idle-changes.js';
+import { caseName, type IdleCase, type IdlePoint } from './idle-cases.js';
+import { PodChurn } from './idle-churn.js';
+import type { IdleOptions, IdlePointResult, IdleResult, StoredSizes } from './idle-results.js';
+import { cellWritesOf, measureQuiet, restartForSteadyState, STEADY_STATE } from './idle-steady.js';
 import { REPO_ROOT } from './processes.js';
+import { kb } from './report.js';
 import {
   cellObject,
   classObject,
@@ -73,125 +80,12 @@ import {
   type BenchWorldNames,
 } from './world.js';
 
-export interface IdlePoint {
-  nodes: number;
-  virtualClusters: number;
-}
-
 /**
  * Metacontroller's client-go rate limit raised as the README recommends for more than a few
  * VirtualClusters (its defaults, 5 QPS and burst 10, would pace the idle resyncs themselves and
  * hide their cost behind the queue); workers stay at its default, 5.
  */
 export const IDLE_METACONTROLLER_ARGS = ['--client-go-qps=50', '--client-go-burst=100'];
-
-export interface IdleOptions {
-  points: IdlePoint[];
-  windowSeconds: number;
-  /** 0: no quiet window. */
-  quietSeconds: number;
-  leaseRenewSeconds: number;
-  leaseDurationSeconds: number;
-  sliceSeconds: number;
-  settleMaxSeconds: number;
-  /** Longest wait for every VirtualCluster to be Ready; then the point is measured anyway. */
-  readyTimeoutSeconds: number;
-  k3kIntervalMs: number;
-  /** "before" or "after" the design change of issue 14. */
-  label: string;
-  log: (line: string) => void;
-}
-
-export interface StoredSizes extends StoredCell {
-  /** One profile Node (mean), and the share of its managedFields. */
-  nodeBytes: number;
-  nodeManagedFieldsBytes: number;
-  /** One VirtualCluster (mean), and the share of its managedFields. */
-  virtualClusterBytes: number;
-  virtualClusterManagedFieldsBytes: number;
-  /**
-   * What a VirtualCluster sync request carries, estimated from the objects as stored: the Cell,
-   * every profile Node, every VirtualCluster of the Cell; the rest (the class, the namespace, the
-   * kubeconfig Secret, the children, the parent) is the measured mean minus these.
-   */
-  virtualClusterRequestEstimate: {
-    cellBytes: number;
-    nodesBytes: number;
-    virtualClustersBytes: number;
-    managedFieldsBytes: number;
-  };
-}
-
-export interface QuietFigures {
-  seconds: number;
-  /** From pausing the renewals until Metacontroller's Cell and VirtualCluster queues were empty. */
-  drainSeconds: number;
-  virtualClusterSyncsPerVirtualClusterPerMinute: number;
-  cellSyncsPerCellPerMinute: number;
-  /** Cell writes seen on the watch. */
-  cellWrites: number;
-  perController: Record<string, ControllerCost>;
-  cpuSecondsPerMinute: Record<string, number>;
-}
-
-export interface IdlePointResult extends IdlePoint {
-  /** Set when the point failed; the other figures may then be missing. */
-  error?: string;
-  seconds: {
-    stackStart: number;
-    /** Cell applied → Cell Ready (the N Nodes registered meanwhile). */
-    cellReady: number;
-    /** First namespace applied → all M VirtualClusters Ready. */
-    virtualClustersReady: number;
-    settle: number;
-    window: number;
-    quiet: number;
-    /** The whole point, stack start to stop. */
-    total: number;
-  };
-  /** Set when not every VirtualCluster was Ready within readyTimeoutSeconds: the phases then. */
-  notAllReady?: string;
-  /** Two slices in a row agreed before settleMaxSeconds. */
-  settled: boolean;
-  /** VirtualCluster syncs per VirtualCluster per minute in each slice of the convergence wait. */
-  settleSlices: number[];
-  window?: WindowFigures;
-  quiet?: QuietFigures;
-  /**
-   * After the windows, one VirtualCluster annotated (a change it must be synced for): the
-   * virtualcluster/sync requests that followed within 5 s of the first, and their mean size.
-   * The request size when a quiet cluster syncs no VirtualCluster at all.
-   */
-  probe?: { syncs: number; meanBytes: number } | { error: string };
-  stored?: StoredSizes;
-  attribution?: Attribution;
-  /** The hook server's code as it ran: uncommitted changes under hooks/ at the point's start. */
-  hooksUncommitted: string[];
-}
-
-export interface IdleResult {
-  measured: boolean;
-  label: string;
-  date: string;
-  gitCommit?: string;
-  metacontrollerVersion: string;
-  metacontrollerArgs: string[];
-  /** What Metacontroller logged it ran with ("Configuration information"). */
-  effective?: FlagSetResult['effective'];
-  setup: {
-    leaseRenewSeconds: number;
-    leaseDurationSeconds: number;
-    windowSeconds: number;
-    quietSeconds: number;
-    sliceSeconds: number;
-    settleMaxSeconds: number;
-    readyTimeoutSeconds: number;
-    k3kIntervalMs: number;
-    classEntitlement: Record<string, string>;
-    nodeCapacity: string;
-  };
-  points: IdlePointResult[];
-}
 
 const CELL_NAMESPACE = 'kubecell-system';
 const CELL = 'idle-cell';
@@ -200,11 +94,8 @@ const CLASS = 'idle-small';
 const CLASS_ENTITLEMENT = { 'requests.cpu': '1', 'requests.memory': '2Gi', pods: '20' };
 const VC_NAME = 'vc';
 const USER_FIELD_MANAGER = 'bench-user';
-const CELL_QUEUE = 'CompositeController-kubecell-cell';
-/** The longest wait, lease renewal paused, for the work it started to finish before the quiet window. */
-export const QUIET_DRAIN_MAX_SECONDS = 90;
-/** The figures of one label (`before`, `after`) of the idle part in results.json. */
-export type IdleResults = Record<string, IdleResult>;
+/** The churn's pods: a namespace of their own, not a host namespace. */
+const CHURN_NAMESPACE = 'idle-churn';
 
 const WORLD: BenchWorldNames = {
   cellNamespace: CELL_NAMESPACE,
@@ -350,71 +241,86 @@ async function measureWindow(
   return { from: start.at, to, logFrom: start.logFrom };
 }
 
-async function measureQuiet(
+/** The pod churn of the point, its namespace ready; undefined when the point has none. */
+async function preparedChurn(
   context: PointContext,
-  point: IdlePoint,
+  point: IdleCase,
   options: IdleOptions,
-  result: IdlePointResult,
-): Promise<{ from: number; to: number } | undefined> {
-  const { stack, simulation } = context;
-  if (options.quietSeconds <= 0 || !simulation.leases) return undefined;
-  const started = Date.now();
-  await simulation.leases.stop();
-  // What the last renewal started (a Cell write, the syncs it causes) finishes first: both work
-  // queues empty for 3 s in a row (at least 10 s, at most QUIET_DRAIN_MAX_SECONDS).
-  const drainStart = Date.now();
-  let emptySince: number | undefined;
-  while (Date.now() - drainStart < QUIET_DRAIN_MAX_SECONDS * 1000) {
-    await sleep(1000);
-    const mc = await scrape(stack.metacontroller.metricsUrl);
-    const depth = sum(
-      mc,
-      'workqueue_depth',
-      (labels) => labels.name === VC_QUEUE || labels.name === CELL_QUEUE,
-    );
-    if (depth > 0) emptySince = undefined;
-    else emptySince ??= Date.now();
-    if (
-      emptySince !== undefined &&
-      Date.now() - emptySince >= 3000 &&
-      Date.now() - drainStart >= 10_000
-    )
-      break;
-  }
-  const drainSeconds = round((Date.now() - drainStart) / 1000);
-  const hookBefore = await scrape(`${stack.hookServerUrl}/metrics`);
-  const cpuBefore = processCpu(stack);
-  const from = Date.now();
-  await sleep(options.quietSeconds * 1000);
-  const hookAfter = await scrape(`${stack.hookServerUrl}/metrics`);
-  const cpuAfter = processCpu(stack);
-  const to = Date.now();
-  simulation.leases.start();
-  const minutes = (to - from) / 60_000;
-  const calls = hookCallsOf(difference(hookBefore, hookAfter)).ok;
-  result.quiet = {
-    seconds: round((to - from) / 1000),
-    drainSeconds,
-    virtualClusterSyncsPerVirtualClusterPerMinute: round(
-      (calls['virtualcluster/sync'] ?? 0) / point.virtualClusters / minutes,
-      2,
-    ),
-    cellSyncsPerCellPerMinute: round((calls['cell/sync'] ?? 0) / minutes, 2),
-    cellWrites: context.changes.between(from, to).filter((c) => c.kind === 'Cell').length,
-    perController: perControllerOf(difference(hookBefore, hookAfter), minutes),
-    cpuSecondsPerMinute: cpuPerMinute(cpuBefore, cpuAfter, minutes),
-  };
-  result.seconds.quiet = round((Date.now() - started) / 1000);
-  return { from, to };
+): Promise<PodChurn | undefined> {
+  if (point.churnPerSecond <= 0) return undefined;
+  const churn = new PodChurn(context.client, {
+    perSecond: point.churnPerSecond,
+    keep: options.churnKeep,
+    namespace: CHURN_NAMESPACE,
+    nodes: context.simulation.profileNodes.get(PROFILE) ?? [],
+    log: (line) => options.log(`  ${line}`),
+  });
+  await churn.prepare();
+  return churn;
 }
 
-async function runPoint(
-  point: IdlePoint,
+/** Steps 3 to 7 of the module comment, once the world is built. */
+async function measurePoint(
+  context: PointContext,
+  point: IdleCase,
   options: IdleOptions,
-  effective: { value?: FlagSetResult['effective'] },
-): Promise<IdlePointResult> {
-  const { log } = options;
-  const started = Date.now();
+  result: IdlePointResult,
+): Promise<void> {
+  const { stack, client, connection, changes } = context;
+  result.seconds.restart = await restartForSteadyState(stack, (line) => options.log(`  ${line}`));
+  const churn = await preparedChurn(context, point, options);
+  churn?.start();
+  changes.start();
+  try {
+    await settle(context, point, options, result);
+    const window = await measureWindow(context, point, options, result);
+    result.cellWrites = cellWritesOf(changes, { namespace: CELL_NAMESPACE, name: CELL }, window);
+    result.stored = await storedSizes(connection, client, point.nodes);
+    if (churn) result.churn = await churn.stop();
+    const quiet = await measureQuiet(context, point, options, result);
+    result.probe = await probeVirtualClusterSync(stack, client, {
+      namespace: namespaceName(0),
+      name: VC_NAME,
+    });
+    const vcSyncs = hookCallLines(stack.hookServer.logFile, window.logFrom).filter(
+      (call) => call.controller === 'virtualcluster' && call.hook === 'sync',
+    );
+    const quietSyncs = quiet && vcSyncs.filter((s) => s.start >= quiet.from && s.start < quiet.to);
+    result.attribution = attribute(
+      changes.changes,
+      vcSyncs,
+      window,
+      quiet && quietSyncs ? { ...quiet, syncs: quietSyncs.length } : undefined,
+    );
+  } finally {
+    if (churn && !result.churn) result.churn = await churn.stop();
+  }
+}
+
+/** The simulated outside world of a point (test/simulate). */
+function simulateWorld(
+  client: KubeClient,
+  point: IdleCase,
+  options: IdleOptions,
+): Promise<Simulation> {
+  return startSimulation(client, {
+    // Cells are looked at when asked (buildWorld), not every second: listing a Cell of 500 Nodes
+    // every second would load the apiserver during the window.
+    intervalMs: 3_600_000,
+    // OCM's agent renews every leaseDurationSeconds (lease_controller.go, module comment).
+    ocm: {
+      leaseDurationSeconds: point.leaseSeconds,
+      renewIntervalMs: point.leaseSeconds * 1000,
+    },
+    profileNodes: { perProfile: point.nodes },
+    k3k: { intervalMs: options.k3kIntervalMs },
+    kubevirt: false,
+    clusterAPI: false,
+  });
+}
+
+/** A point's result before it is measured; says when the hook server runs uncommitted code. */
+function newPointResult(point: IdleCase, log: (line: string) => void): IdlePointResult {
   const result: IdlePointResult = {
     ...point,
     seconds: {
@@ -434,6 +340,17 @@ async function runPoint(
     log(
       `  note: hooks/ has uncommitted changes (${result.hooksUncommitted.length} files): the hook server runs them`,
     );
+  return result;
+}
+
+async function runPoint(
+  point: IdleCase,
+  options: IdleOptions,
+  effective: { value?: FlagSetResult['effective'] },
+): Promise<IdlePointResult> {
+  const { log } = options;
+  const started = Date.now();
+  const result = newPointResult(point, log);
   const stack = await startKubeCellStack({
     metacontrollerArgs: IDLE_METACONTROLLER_ARGS,
     provisioners: [],
@@ -453,44 +370,10 @@ async function runPoint(
     log(
       `  Metacontroller runs with ${IDLE_METACONTROLLER_ARGS.join(' ')} (raised from its defaults 5 and 10, as the README's install section recommends); it logged: ${JSON.stringify(effective.value ?? {})}`,
     );
-    simulation = await startSimulation(client, {
-      // Cells are looked at when asked (below), not every second: listing a Cell of 500 Nodes
-      // every second would load the apiserver during the window.
-      intervalMs: 3_600_000,
-      ocm: {
-        leaseDurationSeconds: options.leaseDurationSeconds,
-        renewIntervalMs: options.leaseRenewSeconds * 1000,
-      },
-      profileNodes: { perProfile: point.nodes },
-      k3k: { intervalMs: options.k3kIntervalMs },
-      kubevirt: false,
-      clusterAPI: false,
-    });
+    simulation = await simulateWorld(client, point, options);
     const context: PointContext = { stack, client, connection, simulation, changes };
     await buildWorld(context, point, options, result);
-    changes.start();
-    await settle(context, point, options, result);
-    const window = await measureWindow(context, point, options, result);
-    result.stored = await storedSizes(connection, client, point.nodes);
-    const quiet = await measureQuiet(context, point, options, result);
-    result.probe = await probeVirtualClusterSync(stack, client, {
-      namespace: namespaceName(0),
-      name: VC_NAME,
-    });
-    const vcSyncs = hookCallLines(stack.hookServer.logFile, window.logFrom).filter(
-      (call) => call.controller === 'virtualcluster' && call.hook === 'sync',
-    );
-    result.attribution = attribute(
-      changes.changes,
-      vcSyncs,
-      window,
-      quiet
-        ? {
-            ...quiet,
-            syncs: vcSyncs.filter((s) => s.start >= quiet.from && s.start < quiet.to).length,
-          }
-        : undefined,
-    );
+    await measurePoint(context, point, options, result);
   } catch (error) {
     result.error = error instanceof Error ? error.message : String(error);
     log(`  point failed: ${result.error}`);
@@ -507,16 +390,16 @@ async function runPoint(
 
 function summary(point: IdlePointResult): string {
   const w = point.window;
-  if (!w)
-    return `${point.nodes} Nodes, ${point.virtualClusters} VCs: ${point.error ?? 'no window'}`;
-  const kb = (bytes: number) => (Number.isNaN(bytes) ? '–' : `${(bytes / 1024).toFixed(1)} KiB`);
+  const name = caseName({ leaseSeconds: NaN, churnPerSecond: 0, ...point });
+  if (!w) return `${name}: ${point.error ?? 'no window'}`;
+  const probe = point.probe && 'meanBytes' in point.probe ? point.probe.meanBytes : undefined;
   return (
-    `${point.nodes} Nodes, ${point.virtualClusters} VCs: ` +
-    `${w.virtualClusterSyncsPerVirtualClusterPerMinute} VC syncs/VC/min (goal ≤ 0.5), ` +
-    `${kb(w.bytesPerVirtualClusterSync ?? NaN)} per VC sync request in the window (goal ≤ 64 KiB), ` +
-    `${point.probe && 'meanBytes' in point.probe ? kb(point.probe.meanBytes) : '–'} after an annotation, ` +
-    `${w.cellSyncsPerCellPerMinute} Cell syncs/min (goal ≤ 2), ` +
-    `stored Cell ${kb(point.stored?.cellBytes ?? NaN)} = ${((point.stored?.cellBytesPerNode ?? NaN) / 1024).toFixed(2)} KiB per Node (goal ≤ 0.4), ` +
+    `${name}: ${w.virtualClusterSyncsPerVirtualClusterPerMinute} VC syncs/VC/min (goal ≤ 0.5), ` +
+    `${kb(probe)} per VC sync request after an annotation (goal ≤ 64 KB; ${kb(w.bytesPerVirtualClusterSync)} in the window), ` +
+    `${w.cellSyncsPerCellPerMinute} Cell syncs/min, ` +
+    `${point.cellWrites?.statusPerMinute ?? '–'} Cell status writes/min, ` +
+    `stored Cell ${kb(point.stored?.cellBytes)} = ${kb(point.stored?.cellBytesPerNode)} per Node (goal ≤ 0.6 KB), managedFields ${kb(point.stored?.cellManagedFieldsBytes)}, ` +
+    `${point.churn ? `churn ${point.churn.createdPerSecond} pods/s created, ` : ''}` +
     `${point.settled ? 'settled' : 'NOT settled'}, point took ${(point.seconds.total / 60).toFixed(1)} min`
   );
 }
@@ -545,24 +428,22 @@ export async function runIdleBenchmark(options: IdleOptions): Promise<IdleResult
       '--discovery-interval=2s',
       ...IDLE_METACONTROLLER_ARGS,
     ],
+    steadyState: STEADY_STATE,
     setup: {
-      leaseRenewSeconds: options.leaseRenewSeconds,
-      leaseDurationSeconds: options.leaseDurationSeconds,
       windowSeconds: options.windowSeconds,
       quietSeconds: options.quietSeconds,
       sliceSeconds: options.sliceSeconds,
       settleMaxSeconds: options.settleMaxSeconds,
       readyTimeoutSeconds: options.readyTimeoutSeconds,
       k3kIntervalMs: options.k3kIntervalMs,
+      churnKeep: options.churnKeep,
       classEntitlement: CLASS_ENTITLEMENT,
       nodeCapacity: 'test/simulate defaults: 32 cpu, 256Gi memory, 110 pods, 1 TiB TopoLVM',
     },
     points: [],
   };
-  for (const point of options.points) {
-    options.log(
-      `idle (${options.label}): ${point.nodes} Nodes, ${point.virtualClusters} VirtualClusters, window ${options.windowSeconds} s`,
-    );
+  for (const point of options.cases) {
+    options.log(`idle (${options.label}): ${caseName(point)}, window ${options.windowSeconds} s`);
     const effective: { value?: FlagSetResult['effective'] } = {};
     const pointResult = await runPoint(point, options, effective);
     if (effective.value) result.effective = effective.value;
@@ -571,21 +452,4 @@ export async function runIdleBenchmark(options: IdleOptions): Promise<IdleResult
   }
   result.measured = result.points.some((point) => point.window !== undefined);
   return result;
-}
-
-/** "500x100,50x100" → points. */
-export function parsePoints(text: string): IdlePoint[] {
-  return text
-    .split(',')
-    .filter((part) => part.trim() !== '')
-    .map((part) => {
-      const match = /^\s*(\d+)\s*x\s*(\d+)\s*$/.exec(part);
-      if (!match) throw new Error(`idle point ${part}: expected <nodes>x<virtualclusters>`);
-      return { nodes: Number(match[1]), virtualClusters: Number(match[2]) };
-    });
-}
-
-/** Every combination of the Node counts and VirtualCluster counts. */
-export function pointsOf(nodes: number[], virtualClusters: number[]): IdlePoint[] {
-  return nodes.flatMap((n) => virtualClusters.map((m) => ({ nodes: n, virtualClusters: m })));
 }

@@ -1,13 +1,17 @@
 /**
  * `npm run bench`: the KubeCell benchmark. Writes bench/results.json and bench/results.md.
  *
- *   npm run bench                         everything (about 50 minutes on 2 cores)
+ *   npm run bench                         everything (about 65 minutes on 2 cores)
  *   npm run bench -- --only=http,scaling  some parts: http, scaling, apiserver, metacontroller, idle,
  *                                         remote
  *   npm run bench -- --quick              shorter runs and sizes, to try the harness
- *   npm run bench -- --only=idle          the idle cost (issue 14), at the issue's three points
- *   npm run bench -- --only=idle --idle-nodes=50,500 --idle-vcs=10,100
- *                                         the idle cost at every combination of these sizes
+ *   npm run bench -- --only=idle          the idle cost in the steady state, issue 24's table: the
+ *                                         five points of IDLE_DEFAULT_CASES (bench/idle-cases.ts),
+ *                                         about 35 minutes on 2 cores
+ *   npm run bench -- --only=idle --idle-cases=10:1:50x10 --idle-window=60
+ *                                         one point: lease 10 s, 1 pod/s churn, 50 Nodes × 10 VCs
+ *   npm run bench -- --only=idle --idle-points=50x10,1000x10 --idle-lease=60,10 --idle-churn=0,1
+ *                                         every point at every lease period and churn rate
  *
  * With --only, the parts not run are kept from the previous bench/results.json (each with the
  * date, commit and load of the run that measured it), so results.md always shows every part.
@@ -18,28 +22,43 @@
  *   apiserver       server-side apply and deletion of VirtualCluster children on a real apiserver
  *   metacontroller  apply → Ready of 1 and 50 VirtualClusters through the real Metacontroller,
  *                   with its default flags and with raised ones (about 15 minutes)
- *   idle            the cost of a quiet cluster through the real Metacontroller: one Cell with N
- *                   Nodes and M VirtualClusters, its lease renewed every 10 s; hook calls and
- *                   request bytes per controller per minute, the stored Cell's size
- *                   (bench/idle.ts; by default 50×100, 500×10 and 500×100: 20 minutes on 2 cores)
+ *   idle            the cost of a quiet cluster through the real Metacontroller in the steady
+ *                   state (Metacontroller restarted once every VirtualCluster is Ready, so each
+ *                   relates what it keeps once resolved, not what its 20-minute customize cache
+ *                   held): one Cell with N Nodes and M VirtualClusters per point, a lease period
+ *                   and optional pod churn per point; VirtualCluster syncs, bytes per sync
+ *                   request, Cell syncs and status writes, the stored Cell's size (bench/idle.ts)
  *
  * Options of the idle part (each also from the environment variable in brackets):
- *   --idle-points=500x100,50x10   Nodes × VirtualClusters per point [KUBECELL_BENCH_IDLE_POINTS]
+ *   --idle-cases=60:0:50x10,10:0:1000x10,60:1:500x10
+ *                                 the points, each <lease seconds>:<churn pods per second>:
+ *                                 <nodes>x<virtualclusters>; default the five of issue 24's table:
+ *                                 60:0:50x10,60:1:500x10,60:0:1000x10,10:0:1000x10,60:0:50x100
+ *                                 [KUBECELL_BENCH_IDLE_CASES]
+ *   --idle-points=500x100,50x10   instead of --idle-cases: Nodes × VirtualClusters, each run at
+ *                                 every --idle-lease and --idle-churn (default 50x10,1000x10,
+ *                                 50x100 when only those are given) [KUBECELL_BENCH_IDLE_POINTS]
  *   --idle-nodes=50,500           with --idle-vcs: every combination [KUBECELL_BENCH_IDLE_NODES]
  *   --idle-vcs=10,100             (a list alone combines with 500 Nodes or 100 VirtualClusters)
  *                                 [KUBECELL_BENCH_IDLE_VCS]
- *   --idle-window=180             seconds measured once converged [KUBECELL_BENCH_IDLE_WINDOW]
- *   --idle-quiet=60               seconds with the lease renewal paused, 0 for none
+ *   --idle-lease=60,10            lease periods (s): the ManagedCluster's leaseDurationSeconds and
+ *                                 the renewal interval, as OCM's agent renews; default 60,10
+ *                                 [KUBECELL_BENCH_IDLE_LEASE]
+ *   --idle-churn=0,1              pods created and deleted per second on the Cell's Nodes during
+ *                                 convergence and the window (20 kept alive); default 0
+ *                                 [KUBECELL_BENCH_IDLE_CHURN]
+ *   --idle-window=120             seconds measured once converged [KUBECELL_BENCH_IDLE_WINDOW]
+ *   --idle-quiet=60               seconds with the lease renewal paused, 0 for none; skipped at a
+ *                                 lease period too short to stay fresh meanwhile (10 s)
  *                                 [KUBECELL_BENCH_IDLE_QUIET]
  *   --idle-settle-max=300         longest wait for the sync rate to settle
  *                                 [KUBECELL_BENCH_IDLE_SETTLE_MAX]
  *   --idle-ready-timeout=1800     longest wait for every VirtualCluster to be Ready; the point is
  *                                 then measured anyway, marked as such
  *                                 [KUBECELL_BENCH_IDLE_READY_TIMEOUT]
- *   --idle-label=after            the label the figures are kept under in results.json
- *                                 (`before` / `after` the design change of issue 14; default
- *                                 after: `before` holds the baseline measured at 3c0563c; the
- *                                 other labels are kept from the previous results.json)
+ *   --idle-label="issue 24"       the key of the run in results.json (default "issue 24"; the
+ *                                 runs under other labels, `before` and `after` of issue 14, are
+ *                                 kept from the previous results.json as history)
  *                                 [KUBECELL_BENCH_IDLE_LABEL]
  *
  *   remote          Cells on other clusters through the real OCM hub and agents (issue 18), in one
@@ -60,14 +79,9 @@ import * as prettier from 'prettier';
 import { runApiserverBenchmark } from './apiserver.js';
 import { runCellScaling } from './cell-scaling.js';
 import { runHttpBenchmark } from './http.js';
-import {
-  parsePoints,
-  pointsOf,
-  QUIET_DRAIN_MAX_SECONDS,
-  runIdleBenchmark,
-  type IdlePoint,
-  type IdleResults,
-} from './idle.js';
+import { runIdleBenchmark } from './idle.js';
+import { IDLE_FLAGS, idleArgsFromEnvironment, idleCasesOf, type IdleArgs } from './idle-cases.js';
+import type { IdleResults } from './idle-results.js';
 import { FLAG_SETS, runMetacontrollerBenchmark } from './metacontroller.js';
 import { runRemoteBenchmark } from './remote.js';
 import { REPO_ROOT } from './processes.js';
@@ -82,28 +96,6 @@ import {
   PARTS,
 } from './report.js';
 
-interface IdleArgs {
-  points?: string;
-  nodes?: string;
-  vcs?: string;
-  window?: string;
-  quiet?: string;
-  settleMax?: string;
-  readyTimeout?: string;
-  label?: string;
-}
-
-const IDLE_FLAGS: Record<string, keyof IdleArgs> = {
-  '--idle-points': 'points',
-  '--idle-nodes': 'nodes',
-  '--idle-vcs': 'vcs',
-  '--idle-window': 'window',
-  '--idle-quiet': 'quiet',
-  '--idle-settle-max': 'settleMax',
-  '--idle-ready-timeout': 'readyTimeout',
-  '--idle-label': 'label',
-};
-
 const REMOTE_FLAGS = ['--remote-nodes', '--remote-vcs', '--remote-window'] as const;
 type RemoteArgs = Partial<Record<(typeof REMOTE_FLAGS)[number], string>>;
 
@@ -116,28 +108,14 @@ function parseArgs(argv: string[]): {
   let parts = new Set<Part>(PARTS);
   const remote: RemoteArgs = {};
   let quick = false;
-  const env = process.env;
-  const idle: IdleArgs = {
-    ...(env.KUBECELL_BENCH_IDLE_POINTS ? { points: env.KUBECELL_BENCH_IDLE_POINTS } : {}),
-    ...(env.KUBECELL_BENCH_IDLE_NODES ? { nodes: env.KUBECELL_BENCH_IDLE_NODES } : {}),
-    ...(env.KUBECELL_BENCH_IDLE_VCS ? { vcs: env.KUBECELL_BENCH_IDLE_VCS } : {}),
-    ...(env.KUBECELL_BENCH_IDLE_WINDOW ? { window: env.KUBECELL_BENCH_IDLE_WINDOW } : {}),
-    ...(env.KUBECELL_BENCH_IDLE_QUIET ? { quiet: env.KUBECELL_BENCH_IDLE_QUIET } : {}),
-    ...(env.KUBECELL_BENCH_IDLE_SETTLE_MAX
-      ? { settleMax: env.KUBECELL_BENCH_IDLE_SETTLE_MAX }
-      : {}),
-    ...(env.KUBECELL_BENCH_IDLE_READY_TIMEOUT
-      ? { readyTimeout: env.KUBECELL_BENCH_IDLE_READY_TIMEOUT }
-      : {}),
-    ...(env.KUBECELL_BENCH_IDLE_LABEL ? { label: env.KUBECELL_BENCH_IDLE_LABEL } : {}),
-  };
+  const idle = idleArgsFromEnvironment(process.env);
   for (const arg of argv) {
     const [flag = '', value] = arg.split(/=(.*)/s, 2);
     if (arg === '--quick') quick = true;
     else if ((REMOTE_FLAGS as readonly string[]).includes(flag) && value !== undefined) {
       remote[flag as keyof RemoteArgs] = value;
-    } else if (flag in IDLE_FLAGS && value !== undefined) {
-      idle[IDLE_FLAGS[flag] as keyof IdleArgs] = value;
+    } else if (IDLE_FLAGS[flag] !== undefined && value !== undefined) {
+      idle[IDLE_FLAGS[flag].key] = value;
     } else if (arg.startsWith('--only=')) {
       const wanted = arg.slice('--only='.length).split(',');
       for (const part of wanted) {
@@ -163,28 +141,6 @@ function seconds(text: string | undefined, fallback: number, what: string): numb
   if (!Number.isFinite(value) || value < 0)
     throw new Error(`${what}: expected seconds, got ${text}`);
   return value;
-}
-
-/**
- * The issue's comparison points (issue 14): 500 Nodes with 100 VirtualClusters, and each
- * dimension alone reduced tenfold. The cheaper points first, so that a run stopped early still
- * has some.
- */
-const IDLE_DEFAULT_POINTS: IdlePoint[] = [
-  { nodes: 50, virtualClusters: 100 },
-  { nodes: 500, virtualClusters: 10 },
-  { nodes: 500, virtualClusters: 100 },
-];
-
-function idlePoints(args: IdleArgs, quick: boolean): IdlePoint[] {
-  if (args.points !== undefined) return parsePoints(args.points);
-  if (args.nodes !== undefined || args.vcs !== undefined) {
-    return pointsOf(
-      numbers(args.nodes ?? '500', 'idle Nodes'),
-      numbers(args.vcs ?? '100', 'idle VirtualClusters'),
-    );
-  }
-  return quick ? [{ nodes: 20, virtualClusters: 3 }] : IDLE_DEFAULT_POINTS;
 }
 
 /** Written as the repository's Prettier settings format it, so that `npm run lint` stays clean. */
@@ -272,18 +228,17 @@ async function main(): Promise<void> {
       k3kIntervalMs: 100,
     },
     idle: {
-      points: idlePoints(idleArgs, quick),
-      windowSeconds: seconds(idleArgs.window, quick ? 60 : 180, 'idle window'),
+      cases: idleCasesOf(idleArgs, quick),
+      windowSeconds: seconds(idleArgs.window, quick ? 60 : 120, 'idle window'),
       quietSeconds: seconds(idleArgs.quiet, quick ? 30 : 60, 'idle quiet window'),
       settleMaxSeconds: seconds(idleArgs.settleMax, quick ? 120 : 300, 'idle settle max'),
       readyTimeoutSeconds: seconds(idleArgs.readyTimeout, 30 * 60, 'idle ready timeout'),
       sliceSeconds: 30,
-      leaseRenewSeconds: 10,
-      leaseDurationSeconds: 60,
       k3kIntervalMs: 500,
-      // The figures before issue 14's design change are kept under `before` (measured at commit
-      // 3c0563c); the code now has the change, so a run is `after` unless told otherwise.
-      label: idleArgs.label ?? 'after',
+      churnKeep: 20,
+      // `before` (commit 3c0563c) and `after` (f1443ee) issue 14's design change are kept as
+      // history; runs measured in the steady state of issue 24 go under their own label.
+      label: idleArgs.label ?? 'issue 24',
     },
     remote: {
       clusters: 2,
@@ -307,13 +262,6 @@ async function main(): Promise<void> {
       },
     },
   };
-  if (
-    settings.idle.quietSeconds + QUIET_DRAIN_MAX_SECONDS + 20 >=
-    5 * settings.idle.leaseDurationSeconds
-  )
-    throw new Error(
-      `--idle-quiet=${settings.idle.quietSeconds}: the lease would go stale (KubeCell allows 5 lease durations, ${5 * settings.idle.leaseDurationSeconds} s)`,
-    );
   const results: Omit<Results, 'targets'> = { machine: machine(), settings, notes: [] };
   log(
     `machine: ${results.machine.cpuModel}, ${results.machine.cores} cores, Node ${results.machine.node}, load ${results.machine.loadAverageStart.join(' ')}`,
