@@ -296,6 +296,7 @@ describe('Cell finalize', () => {
     // VirtualClusters may still read the liveness record: it is kept while the Cell waits.
     expect(response.children.map((child) => child.metadata.name)).to.deep.equal([
       'kubecell-cell-cell1',
+      'kubecell-cell-cell1.status',
     ]);
   });
 });

@@ -48,7 +48,7 @@ describe('Cell hooks over HTTP', () => {
     });
   });
 
-  it('sync answers the status Metacontroller writes, and the liveness record as its one child', async () => {
+  it('sync answers the status Metacontroller writes, the liveness record and the status marker', async () => {
     const { app, logs } = await productApp(NOW);
     const related = relatedOf([
       managedCluster(),
@@ -76,6 +76,19 @@ describe('Cell hooks over HTTP', () => {
           inventoryFresh: 'True',
           managedClusterReplaced: 'false',
         },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: {
+          name: 'kubecell-cell-cell1.status',
+          namespace: 'kubecell-system',
+          labels: {
+            'app.kubernetes.io/part-of': 'kubecell',
+            'kubecell.io/cell-status-marker': 'true',
+          },
+        },
+        data: { observedAt: response.body.status.observedAt },
       },
     ]);
     expect(response.body.status.phase).to.equal('Ready');

@@ -1,6 +1,7 @@
 /**
- * The kubecell-cell sync and finalize hooks: observe → assess → status → publish, and the one
- * child, the Cell's liveness record (hooks/api/cell-liveness-record.ts), from the published status. For the same
+ * The kubecell-cell sync and finalize hooks: refuse a stale copy (stale-copy.ts) → observe →
+ * assess → status → publish, and two children from the published status: the Cell's liveness
+ * record (hooks/api/cell-liveness-record.ts) and the status marker (stale-copy.ts). For the same
  * request and the same `now` the answer is byte-identical; while nothing it reports changes the
  * status stays the same until the heartbeat falls due, and a change to pod requests alone waits
  * for the hold (publication.ts).
@@ -14,19 +15,21 @@ import type { CellControllerConfig } from './config.js';
 import { publish } from './publication.js';
 import { observeCell } from './observe.js';
 import { cellStatus } from './status.js';
+import { refuseStaleCopy, statusMarker } from './stale-copy.js';
 
 export function syncCell(
   request: CompositeSyncRequest<Cell>,
   config: CellControllerConfig,
   now: Date,
 ): CompositeSyncResponse {
+  refuseStaleCopy(request.parent, request.children, now);
   const { status, resyncAfterSeconds } = reportOn(request, config, now);
   // metacontroller/cell.yaml's resyncPeriodSeconds already syncs every Cell that often; a second
   // timer would double the idle syncs. Only a heartbeat due sooner asks for its own.
   const sooner = resyncAfterSeconds < config.resyncSeconds;
   return {
     status,
-    children: [cellLivenessRecord(request.parent, status)],
+    children: [cellLivenessRecord(request.parent, status), statusMarker(request.parent, status)],
     ...(sooner ? { resyncAfterSeconds } : {}),
   };
 }
@@ -41,12 +44,15 @@ export function finalizeCell(
   config: CellControllerConfig,
   now: Date,
 ): CompositeSyncResponse {
+  refuseStaleCopy(request.parent, request.children, now);
   const { status, resyncAfterSeconds, resolvedBy } = reportOn(request, config, now);
   const finalized = resolvedBy?.length === 0;
   // The liveness record stays while VirtualClusters still read it, and goes last.
   return {
     status,
-    children: finalized ? [] : [cellLivenessRecord(request.parent, status)],
+    children: finalized
+      ? []
+      : [cellLivenessRecord(request.parent, status), statusMarker(request.parent, status)],
     finalized,
     ...(finalized ? {} : { resyncAfterSeconds }),
   };
