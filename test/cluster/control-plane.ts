@@ -497,6 +497,10 @@ async function startControlPlaneOnce(
           ...(metacontrollerOptions.extraArgs ?? []),
         ],
       });
+      // A Metacontroller started again replaces the one stopped on purpose: its exit is no crash.
+      const replaced = processes.metacontroller;
+      const index = replaced === undefined ? -1 : running.indexOf(replaced);
+      if (index >= 0 && replaced?.exitStatus() !== undefined) running.splice(index, 1);
       running.push(managed);
       processes.metacontroller = managed;
       const readyzUrl = `http://127.0.0.1:${healthPort}/readyz`;
