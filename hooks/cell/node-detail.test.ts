@@ -169,7 +169,7 @@ describe('Cell per-Node detail (status.nodes and storageInventory.perNode)', () 
     expect(validateCell(fedBack(status)), JSON.stringify(validateCell.errors)).to.equal(true);
   });
 
-  it('holds a change to a Node’s pod requests alone for 30 s, but writes it at once with any other change', () => {
+  it('holds a change to a Node’s pod requests alone for 60 s, but writes it at once with any other change', () => {
     const first = statusOf(cell(), healthy());
     const started = [
       ...healthy(),
@@ -182,10 +182,10 @@ describe('Cell per-Node detail (status.nodes and storageInventory.perNode)', () 
       at(10),
     );
     expect(held.status, 'the previous status').to.deep.equal(first);
-    expect(held.resyncAfterSeconds, 'a sync when the hold ends').to.equal(20);
-    const written = statusOf(fedBack(first), started, [], at(30));
+    expect(held.resyncAfterSeconds, 'a sync when the hold ends').to.equal(50);
+    const written = statusOf(fedBack(first), started, [], at(60));
     expect(written.nodes?.[0]?.pendingRequested).to.deep.equal({ 'nvidia.com/gpu': '1' });
-    expect(written.observedAt).to.equal('2026-11-30T12:00:30Z');
+    expect(written.observedAt).to.equal('2026-11-30T12:01:00Z');
     // The same pod, and n2 NotReady: the Node is news, and the pod goes with it.
     const n2Down = [
       ...started.filter((o) => o.metadata.name !== 'n2'),

@@ -85,7 +85,7 @@ describe('Cell status publication: heartbeat, pod-request hold, lease expiry', (
     expect(written.managedCluster?.leaseRenewTime).to.equal('2026-11-30T12:00:05.000Z');
   });
 
-  it('holds a change to pod requests alone for 30 s after the last write, then writes it', () => {
+  it('holds a change to pod requests alone for 60 s after the last write, then writes it', () => {
     const first = statusOf(cell(), healthy());
     const busier = [
       ...healthy(),
@@ -100,13 +100,13 @@ describe('Cell status publication: heartbeat, pod-request hold, lease expiry', (
     expect(JSON.stringify(held.status), 'the previous status, as stored').to.equal(
       JSON.stringify(sortedKeys(first)),
     );
-    expect(held.resyncAfterSeconds, 'a sync when the hold ends').to.equal(10);
-    const written = statusOf(fedBack(first), busier, [], at(30));
+    expect(held.resyncAfterSeconds, 'a sync when the hold ends').to.equal(40);
+    const written = statusOf(fedBack(first), busier, [], at(60));
     expect(written.inventory?.['cpu']?.requested).to.equal('1');
     expect(written.nodes?.find((n) => n.name === 'n1')?.activeRequested).to.deep.equal({
       cpu: '1',
     });
-    expect(written.observedAt).to.equal('2026-11-30T12:00:30Z');
+    expect(written.observedAt).to.equal('2026-11-30T12:01:00Z');
   });
 
   it('ignores what it does not publish: Node heartbeats and annotations', () => {

@@ -26,8 +26,12 @@ import { formatTime } from '../status/conditions.js';
 
 /** Longest an unchanged status keeps its observedAt. */
 export const HEARTBEAT_SECONDS = 300;
-/** Shortest time between two writes that only change pod requests. */
-export const POD_REQUEST_HOLD_SECONDS = 30;
+/**
+ * Shortest time from the last write to one that only changes pod requests: OCM's default lease
+ * period, so that a busy Cell is written about once a minute (each lease renewal carries the pod
+ * requests too), twice at most (the idle benchmark measured 2.5 writes a minute at 30 s).
+ */
+export const POD_REQUEST_HOLD_SECONDS = 60;
 
 export interface Publication {
   status: CellStatus;
@@ -102,6 +106,18 @@ function comparable(status: CellStatus, withoutPods: boolean): unknown {
 
 function sameContent(previous: CellStatus, next: CellStatus): boolean {
   return isDeepStrictEqual(comparable(previous, false), comparable(next, false));
+}
+
+/** Whether the pod request fields differ between two statuses (the rest aside). */
+export function podRequestsChanged(previous: CellStatus | undefined, next: CellStatus): boolean {
+  if (previous === undefined) return true;
+  const podsOnly = (status: CellStatus) => [
+    Object.values(status.inventory ?? {}).map((resource) =>
+      POD_REQUEST_FIELDS.inventory.map((field) => resource?.[field]),
+    ),
+    (status.nodes ?? []).map((node) => POD_REQUEST_FIELDS.nodes.map((field) => node[field])),
+  ];
+  return !isDeepStrictEqual(podsOnly(previous), podsOnly(next));
 }
 
 function samePlacement(previous: CellStatus, next: CellStatus): boolean {

@@ -6,23 +6,34 @@ import { toObjectMap, type KubernetesObject } from '../metacontroller/protocol.j
 import { DEFAULT_CELL_CONFIG } from './config.js';
 import { STALE_COPY_GRACE_SECONDS } from './stale-copy.js';
 import { finalizeCell, syncCell } from './sync.js';
-import { NOW, cell, healthy, lease, relatedOf, syncRequest } from './testing.js';
+import {
+  NOW,
+  cell,
+  healthy,
+  hostNamespace,
+  lease,
+  pod,
+  relatedOf,
+  syncRequest,
+} from './testing.js';
 
 const at = (seconds: number) => new Date(NOW.getTime() + seconds * 1000);
-const renewedAt = (seconds: number) => [
+/** The cluster with the lease renewed at NOW + `renewed` s, and a pod running from then on. */
+const world = (renewed: number) => [
   ...healthy().filter((object) => object.kind !== 'Lease'),
-  lease(-seconds),
+  lease(-renewed),
+  ...(renewed > 0 ? [hostNamespace('tenant-a'), pod('p1', 'tenant-a', 'n1', [{ cpu: '1' }])] : []),
 ];
 
 /** A sync of `parent` at `now` with the children Metacontroller's cache holds. */
 function sync(parent: Cell, children: KubernetesObject[], now: Date, renewed = 0) {
-  const request = syncRequest(parent, relatedOf(renewedAt(renewed)));
+  const request = syncRequest(parent, relatedOf(world(renewed)));
   request.children = { [TYPE_KEYS.configMap]: toObjectMap(children)[TYPE_KEYS.configMap] ?? {} };
   return syncCell(request, DEFAULT_CELL_CONFIG, now);
 }
 
 describe('Cell sync from a copy older than the last status write (stale-copy.ts)', () => {
-  // First write at NOW; a lease renewal 40 s later is written at once, with its marker.
+  // First write at NOW; 40 s later a lease renewal and a pod are written at once, with the marker.
   const first = sync(cell(), [], NOW);
   const firstStatus = first.status as CellStatus;
   const second = sync({ ...cell(), status: firstStatus }, first.children, at(40), 40);
@@ -40,7 +51,7 @@ describe('Cell sync from a copy older than the last status write (stale-copy.ts)
       RetryLaterError,
       /predates the status written at 2026-11-30T12:00:40Z/,
     );
-    const request = syncRequest(stale, relatedOf(renewedAt(40)), true);
+    const request = syncRequest(stale, relatedOf(world(40)), true);
     request.children = {
       [TYPE_KEYS.configMap]: toObjectMap(second.children)[TYPE_KEYS.configMap] ?? {},
     };
@@ -54,6 +65,20 @@ describe('Cell sync from a copy older than the last status write (stale-copy.ts)
     expect(() =>
       sync({ ...cell(), status: firstStatus }, second.children, late, 40),
     ).not.to.throw();
+  });
+
+  it('keeps the marker on a write that changes no pod request (a renewal alone), so that write syncs nothing more', () => {
+    const renewal = syncRequest(
+      { ...cell(), status: firstStatus },
+      relatedOf([...healthy().filter((object) => object.kind !== 'Lease'), lease(-40)]),
+    );
+    renewal.children = {
+      [TYPE_KEYS.configMap]: toObjectMap(first.children)[TYPE_KEYS.configMap] ?? {},
+    };
+    const renewed = syncCell(renewal, DEFAULT_CELL_CONFIG, at(40));
+    expect((renewed.status as CellStatus).observedAt, 'written').to.equal('2026-11-30T12:00:40Z');
+    const marker = renewed.children.find((child) => child.metadata.name.endsWith('.status'));
+    expect(marker).to.deep.include({ data: { observedAt: '2026-11-30T12:00:00Z' } });
   });
 
   it('is not fooled by a marker without a readable time, or none at all', () => {

@@ -10,17 +10,23 @@
  * previous status, writes older values back.
  *
  * The evidence is a second child, the status marker: a ConfigMap `kubecell-cell-<name>.status`
- * holding the observedAt of the status last returned. Metacontroller applies children before it
- * writes the status, so the marker reaches its cache first. A copy whose status.observedAt is
- * older than the marker's, within STALE_COPY_GRACE_SECONDS of the marker, predates that write.
- * Past the grace the marker is not evidence (a status write that failed after the marker was
- * applied must not block the Cell), and nothing relates the marker, so its writes re-sync nothing.
+ * holding the observedAt of the last status write that changed pod requests. Metacontroller
+ * applies children before it writes the status, so the marker reaches its cache first. A copy
+ * whose status.observedAt is older than the marker's, within STALE_COPY_GRACE_SECONDS of the
+ * marker, predates that write. Past the grace the marker is not evidence (a status write that
+ * failed after the marker was applied must not block the Cell).
+ *
+ * Only writes that change pod requests move the marker: a child's change syncs its parent again,
+ * and a quiet Cell (lease renewals, a Node now and then) must not pay a second sync per write.
+ * Pod requests change on a busy Cell, where pod events trigger syncs continuously, which is where
+ * a sync meets the older copy.
  */
 import { cellLivenessRecordName, type ConfigMapObject } from '../api/cell-liveness-record.js';
 import type { Cell, CellStatus } from '../generated/types/index.js';
 import { TYPE_KEYS } from '../kube/objects.js';
 import { RetryLaterError } from '../metacontroller/retry-later.js';
 import { findObject, type ObjectMap } from '../metacontroller/protocol.js';
+import { podRequestsChanged } from './publication.js';
 
 /** Longest a status write can take to reach Metacontroller's cache after its marker did. */
 export const STALE_COPY_GRACE_SECONDS = 5;
@@ -29,8 +35,18 @@ export function statusMarkerName(cellName: string): string {
   return cellLivenessRecordName(`${cellName}.status`);
 }
 
-/** The marker of the status about to be returned. */
-export function statusMarker(cell: Cell, status: CellStatus): ConfigMapObject {
+/**
+ * The marker to return with `status`: its observedAt when this answer writes a status that changes
+ * pod requests (podRequestsChanged from the copy's), else the marker as it is, or the status's
+ * observedAt when there is none yet.
+ */
+export function statusMarker(cell: Cell, status: CellStatus, children: ObjectMap): ConfigMapObject {
+  const kept = markerOf(cell, children)?.data?.['observedAt'];
+  const writes = status.observedAt !== cell.status?.observedAt;
+  const observedAt =
+    kept === undefined || (writes && podRequestsChanged(cell.status, status))
+      ? (status.observedAt ?? '')
+      : kept;
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -39,18 +55,22 @@ export function statusMarker(cell: Cell, status: CellStatus): ConfigMapObject {
       namespace: cell.metadata.namespace ?? '',
       labels: { 'app.kubernetes.io/part-of': 'kubecell', 'kubecell.io/cell-status-marker': 'true' },
     },
-    data: { observedAt: status.observedAt ?? '' },
+    data: { observedAt },
   };
 }
 
-/** Throws a RetryLaterError when this copy of the Cell predates the last status write. */
-export function refuseStaleCopy(cell: Cell, children: ObjectMap, now: Date): void {
-  const marker = findObject<ConfigMapObject>(
+function markerOf(cell: Cell, children: ObjectMap): ConfigMapObject | undefined {
+  return findObject<ConfigMapObject>(
     children,
     TYPE_KEYS.configMap,
     statusMarkerName(cell.metadata.name),
     cell.metadata.namespace,
   );
+}
+
+/** Throws a RetryLaterError when this copy of the Cell predates the last status write. */
+export function refuseStaleCopy(cell: Cell, children: ObjectMap, now: Date): void {
+  const marker = markerOf(cell, children);
   const written = Date.parse(String(marker?.data?.['observedAt'] ?? ''));
   if (Number.isNaN(written)) return;
   if (now.getTime() - written >= STALE_COPY_GRACE_SECONDS * 1000) return;

@@ -29,7 +29,10 @@ export function syncCell(
   const sooner = resyncAfterSeconds < config.resyncSeconds;
   return {
     status,
-    children: [cellLivenessRecord(request.parent, status), statusMarker(request.parent, status)],
+    children: [
+      cellLivenessRecord(request.parent, status),
+      statusMarker(request.parent, status, request.children),
+    ],
     ...(sooner ? { resyncAfterSeconds } : {}),
   };
 }
@@ -52,7 +55,10 @@ export function finalizeCell(
     status,
     children: finalized
       ? []
-      : [cellLivenessRecord(request.parent, status), statusMarker(request.parent, status)],
+      : [
+          cellLivenessRecord(request.parent, status),
+          statusMarker(request.parent, status, request.children),
+        ],
     finalized,
     ...(finalized ? {} : { resyncAfterSeconds }),
   };

@@ -34,7 +34,7 @@ delivery?: ("Local" | "ManifestWork")
 namespaceSelector?: NamespaceSelector
 }
 /**
- * Observed state of the Cell, computed by the kubecell-cell controller on every sync (at least every 60 seconds, and at the instant the lease would go stale) and written when it changes. A change to pod requests alone (inventory requested, pending and availableEstimate; nodes[] activeRequested and pendingRequested) is written at most every 30 seconds; while nothing changes only the observedAt times move, every 5 minutes. Read-only for users.
+ * Observed state of the Cell, computed by the kubecell-cell controller on every sync (at least every 60 seconds, and at the instant the lease would go stale) and written when it changes. A change to pod requests alone (inventory requested, pending and availableEstimate; nodes[] activeRequested and pendingRequested) is written at most once a minute; while nothing changes only the observedAt times move, every 5 minutes. Read-only for users.
  */
 export interface CellStatus {
 /**

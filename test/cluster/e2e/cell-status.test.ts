@@ -271,7 +271,7 @@ describe('e2e: Cell status through Metacontroller (Lease liveness, per-Node deta
       this.timeout(180_000);
       await standUpCellWorld(client, world);
       // OCM's cadence (60 s). A renewal rewrites leaseRenewTime, held pod requests with it:
-      // renewing more often would hide the 30-s hold the pod scenario goes through.
+      // renewing more often would hide the 60-s hold the pod scenario goes through.
       renewer = startRenewing(client, world.managedCluster, 60, 60_000);
       await applyCell(stack, world);
       await eventuallyPhase(stack, CELL, world.cell, CELL_NAMESPACE, 'Ready', 90_000);
@@ -354,7 +354,8 @@ describe('e2e: Cell status through Metacontroller (Lease liveness, per-Node deta
       const created = Date.now();
       await kubectl(stack, ['create', '-f', '-'], JSON.stringify(pod));
       await runPod(client, podNamespace, podName);
-      // Pod requests alone are written at most every 30 s after the previous status write.
+      // Pod requests alone are written at most 60 s after the previous status write (or with a
+      // renewal, whichever comes first).
       const cell = await eventuallyCell(
         world,
         `${podName} in ${busy}'s activeRequested`,
