@@ -68,21 +68,36 @@ export function cellLivenessRecord(cell: Cell, status: CellStatus): ConfigMapObj
     inventoryFresh: tristate(inventory?.status),
     managedClusterReplaced: status.phase === 'Failed' && ready?.reason === 'ManagedClusterReplaced',
   };
-  return {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      name: cellLivenessRecordName(cell.metadata.name),
-      namespace: cell.metadata.namespace ?? '',
-      labels: { 'app.kubernetes.io/part-of': 'kubecell', 'kubecell.io/cell-liveness': 'true' },
-    },
-    data: {
+  return cellConfigMap(
+    cell,
+    cellLivenessRecordName(cell.metadata.name),
+    'kubecell.io/cell-liveness',
+    {
       cellUID: record.cellUID,
       phase: record.phase,
       leaseFresh: record.leaseFresh,
       inventoryFresh: record.inventoryFresh,
       managedClusterReplaced: String(record.managedClusterReplaced),
     },
+  );
+}
+
+/** A ConfigMap the Cell owns beside it (its children), labelled with what it is. */
+export function cellConfigMap(
+  cell: Cell,
+  name: string,
+  roleLabel: string,
+  data: Record<string, string>,
+): ConfigMapObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name,
+      namespace: cell.metadata.namespace ?? '',
+      labels: { 'app.kubernetes.io/part-of': 'kubecell', [roleLabel]: 'true' },
+    },
+    data,
   };
 }
 

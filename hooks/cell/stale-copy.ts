@@ -21,7 +21,11 @@
  * Pod requests change on a busy Cell, where pod events trigger syncs continuously, which is where
  * a sync meets the older copy.
  */
-import { cellLivenessRecordName, type ConfigMapObject } from '../api/cell-liveness-record.js';
+import {
+  cellConfigMap,
+  cellLivenessRecordName,
+  type ConfigMapObject,
+} from '../api/cell-liveness-record.js';
 import type { Cell, CellStatus } from '../generated/types/index.js';
 import { TYPE_KEYS } from '../kube/objects.js';
 import { RetryLaterError } from '../metacontroller/retry-later.js';
@@ -47,16 +51,14 @@ export function statusMarker(cell: Cell, status: CellStatus, children: ObjectMap
     kept === undefined || (writes && podRequestsChanged(cell.status, status))
       ? (status.observedAt ?? '')
       : kept;
-  return {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      name: statusMarkerName(cell.metadata.name),
-      namespace: cell.metadata.namespace ?? '',
-      labels: { 'app.kubernetes.io/part-of': 'kubecell', 'kubecell.io/cell-status-marker': 'true' },
+  return cellConfigMap(
+    cell,
+    statusMarkerName(cell.metadata.name),
+    'kubecell.io/cell-status-marker',
+    {
+      observedAt,
     },
-    data: { observedAt },
-  };
+  );
 }
 
 function markerOf(cell: Cell, children: ObjectMap): ConfigMapObject | undefined {
