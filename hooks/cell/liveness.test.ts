@@ -201,15 +201,32 @@ describe('Cell liveness (from the Lease managed-cluster-lease; OCM’s verdict a
     }
   });
 
-  it('asks for a sync at the instant the lease expires, and is Degraded then without any event', () => {
-    const objects = hub(lease(10), clusterWithLease(10));
+  it('once a renewal is overdue, asks for a sync at the instant the lease expires, and is Degraded then without any event', () => {
+    // A 10-s lease renewed 25 s before NOW: two renewals missed, stale at NOW + 25 s.
+    const objects = hub(lease(25), clusterWithLease(10));
     const first = syncCell(syncRequest(cell(), relatedOf(objects)), DEFAULT_CELL_CONFIG, NOW);
-    // Renewed 10 s before NOW with a 10-s lease: stale at NOW + 40 s.
-    expect(first.resyncAfterSeconds).to.equal(40);
+    expect(first.resyncAfterSeconds).to.equal(25);
     expect((first.status as CellStatus).phase).to.equal('Ready');
-    const expired = statusOf(fedBack(first.status as CellStatus), objects, [], at(40));
+    const expired = statusOf(fedBack(first.status as CellStatus), objects, [], at(25));
     expect(expired.phase).to.equal('Degraded');
     expect(conditionOf(expired, 'LeaseFresh')?.reason).to.equal('LeaseStale');
+  });
+
+  it('asks for no expiry sync while renewals arrive on time: the resync period finds one overdue', () => {
+    // Renewed 10 s before NOW with a 10-s lease: on time (OCM renews every 10–12.5 s).
+    const onTime = hub(lease(10), clusterWithLease(10));
+    const renewed = syncCell(syncRequest(cell(), relatedOf(onTime)), DEFAULT_CELL_CONFIG, NOW);
+    expect(renewed).not.to.have.property('resyncAfterSeconds');
+    // The resync period's sync 60 s later finds the renewal overdue, and the lease already stale.
+    const later = statusOf(fedBack(renewed.status as CellStatus), onTime, [], at(60));
+    expect(conditionOf(later, 'LeaseFresh')?.reason).to.equal('LeaseStale');
+    // One just past two durations asks for the expiry: 50 s after the renewal.
+    const overdue = syncCell(
+      syncRequest(fedBack(renewed.status as CellStatus), relatedOf(onTime)),
+      DEFAULT_CELL_CONFIG,
+      at(10),
+    );
+    expect(overdue.resyncAfterSeconds).to.equal(30);
   });
 
   it('is Ready again once the Lease is renewed', () => {

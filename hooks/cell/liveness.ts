@@ -14,6 +14,13 @@ export const MANAGED_CLUSTER_LEASE = 'managed-cluster-lease';
 export const DEFAULT_LEASE_DURATION_SECONDS = 60;
 /** A lease is stale this many durations after its renewTime, as OCM's hub judges it. */
 export const LEASE_GRACE_DURATIONS = 5;
+/**
+ * A renewal is overdue this many durations after the last: OCM's agent renews every
+ * leaseDurationSeconds with a jitter of up to 25 % (ocm v1.3.1,
+ * pkg/registration/spoke/lease/lease_controller.go: wait.JitterUntilWithContext with
+ * leaseUpdateJitterFactor 0.25), so past two durations at least one renewal was missed.
+ */
+export const RENEWAL_OVERDUE_DURATIONS = 2;
 
 /** Why the lease is judged as it is; each value is the LeaseFresh condition's reason. */
 export type LeaseVerdict =
@@ -26,8 +33,14 @@ export interface Liveness {
   /** How far the ManagedCluster got, for the Joined condition's reason. */
   observed: 'absent' | 'notAccepted' | 'notJoined' | 'joined';
   lease: LeaseVerdict;
-  /** When a fresh lease goes stale unless renewed: the Cell asks for a sync at that instant. */
-  expiresAt?: Date;
+  /**
+   * When a fresh lease whose renewal is overdue goes stale unless renewed: the Cell asks for a
+   * sync at that instant. Unset while renewals arrive on time: a timer asked on every renewal
+   * would fire once per grace period whatever the renewals do (Metacontroller's delaying queue
+   * keeps the earliest), and the Cell's resync period brings the sync that finds a renewal
+   * overdue.
+   */
+  expiryWatch?: Date;
 }
 
 /** What a Cell observed of its cluster's liveness: the ManagedCluster and its Lease. */
@@ -52,7 +65,13 @@ export interface LivenessInputs {
 export function judgeLease(
   inputs: LivenessInputs,
   now: Date,
-): { verdict: LeaseVerdict; renewTime?: Date; durationSeconds: number; expiresAt?: Date } {
+): {
+  verdict: LeaseVerdict;
+  renewTime?: Date;
+  durationSeconds: number;
+  expiresAt?: Date;
+  overdue?: boolean;
+} {
   const durationSeconds = leaseDurationSeconds(inputs.cluster);
   const available = inputs.cluster?.status?.conditions?.find(
     (condition) => condition.type === AVAILABLE_CONDITION,
@@ -66,7 +85,10 @@ export function judgeLease(
   if (!inputs.leaseObserved) return { ...base, verdict: 'LeaseNotObserved' };
   if (!expiresAt) return { ...base, verdict: 'LeaseMissing' };
   if (expiresAt.getTime() <= now.getTime()) return { ...base, verdict: 'LeaseStale' };
-  return { ...base, verdict: 'LeaseRenewed', expiresAt };
+  const overdue =
+    now.getTime() - (renewTime as Date).getTime() >=
+    RENEWAL_OVERDUE_DURATIONS * durationSeconds * 1000;
+  return { ...base, verdict: 'LeaseRenewed', expiresAt, overdue };
 }
 
 function leaseDurationSeconds(cluster: ManagedCluster | undefined): number {
@@ -130,6 +152,6 @@ export function assessLiveness(
     observed: observedState(cluster, joined),
     replaced: recordedUid !== undefined && observedUid !== undefined && recordedUid !== observedUid,
     lease: lease.verdict,
-    ...(lease.expiresAt ? { expiresAt: lease.expiresAt } : {}),
+    ...(lease.expiresAt && lease.overdue ? { expiryWatch: lease.expiresAt } : {}),
   };
 }

@@ -67,7 +67,6 @@ describe('Cell per-Node detail (status.nodes and storageInventory.perNode)', () 
         allocatable: { cpu: '32', memory: '256Gi', 'nvidia.com/gpu': '4' },
         activeRequested: { cpu: '3500m', memory: '1Gi', 'nvidia.com/gpu': '1' },
         pendingRequested: { cpu: '1' },
-        readinessReasons: [],
         observedAt: '2026-11-30T12:00:00Z',
       },
     ]);
@@ -89,6 +88,16 @@ describe('Cell per-Node detail (status.nodes and storageInventory.perNode)', () 
       ready: false,
       readinessReasons: ['KubeletNotReady', 'MemoryPressure', 'Unschedulable'],
     });
+    // A Ready Node without pods: no empty request maps, no empty reason list (absent means none).
+    expect(status.nodes?.[1]).to.have.all.keys(
+      'name',
+      'profile',
+      'ready',
+      'labelHash',
+      'capacity',
+      'allocatable',
+      'observedAt',
+    );
   });
 
   it('writes quantities anew from their parsed values', () => {

@@ -94,10 +94,11 @@ function reportOn(
     cellStatus(request.parent, assessment, now),
     now,
   );
-  // The lease is judged against the clock: look again at the instant it would expire, so a lease
-  // that stops being renewed is noticed without any event.
-  const expiresIn = assessment.liveness.expiresAt
-    ? Math.max(1, Math.ceil((assessment.liveness.expiresAt.getTime() - now.getTime()) / 1000))
+  // The lease is judged against the clock: once a renewal is overdue, look again at the instant it
+  // would expire, so a lease that stops being renewed is noticed without any event.
+  const { expiryWatch } = assessment.liveness;
+  const expiresIn = expiryWatch
+    ? Math.max(1, Math.ceil((expiryWatch.getTime() - now.getTime()) / 1000))
     : Infinity;
   return {
     status,

@@ -34,7 +34,7 @@ delivery?: ("Local" | "ManifestWork")
 namespaceSelector?: NamespaceSelector
 }
 /**
- * Observed state of the Cell, computed by the kubecell-cell controller on every sync (at least every 60 seconds, and at the instant the lease would go stale) and written when it changes. A change to pod requests alone (inventory requested, pending and availableEstimate; nodes[] activeRequested and pendingRequested) is written at most once a minute; while nothing changes only the observedAt times move, every 5 minutes. Read-only for users.
+ * Observed state of the Cell, computed by the kubecell-cell controller on every sync (at least every 60 seconds, and, once a lease renewal is overdue, at the instant the lease would go stale) and written when it changes. A change to pod requests alone (inventory requested, pending and availableEstimate; nodes[] activeRequested and pendingRequested) is written at most once a minute; while nothing changes only the observedAt times move, every 5 minutes. Read-only for users.
  */
 export interface CellStatus {
 /**
@@ -197,15 +197,15 @@ capacity?: ResourceList
  */
 allocatable?: ResourceList
 /**
- * Effective requests of the Running pods bound to the Node (all namespaces).
+ * Effective requests of the Running pods bound to the Node (all namespaces); absent when there are none.
  */
 activeRequested?: ResourceList
 /**
- * Effective requests of the non-terminal pods bound to the Node that are not Running yet.
+ * Effective requests of the non-terminal pods bound to the Node that are not Running yet; absent when there are none.
  */
 pendingRequested?: ResourceList
 /**
- * Why the Node is not Ready, as short tokens from its conditions (the Ready condition's reason, MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable, Unschedulable), sorted; empty for a Ready, schedulable Node without pressure.
+ * Why the Node is not Ready, as short tokens from its conditions (the Ready condition's reason, MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable, Unschedulable), sorted; absent for a Ready, schedulable Node without pressure.
  * 
  * @maxItems 8
  */
