@@ -18,8 +18,7 @@
  * an invalid one it is not called, and the status is kept as it is. Without the annotation an
  * invalid input holds the deletion: a 400 that says how to fix it or let go.
  */
-import { API_VERSION, KINDS, isKindName } from '../api/kinds.js';
-import { validateObject } from '../api/validate-object.js';
+import { API_VERSION, isKindName } from '../api/kinds.js';
 import { echo } from '../json/echo.js';
 import { keySegment, summarizeProblems } from '../json/json.js';
 import { ANNOTATIONS } from '../kube/labels.js';
@@ -27,6 +26,7 @@ import type { CompositeHooks, DecoratorHooks } from '../metacontroller/controlle
 import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
 import type { Awaitable, KubernetesObject, ObjectMap } from '../metacontroller/protocol.js';
 import { observedObjectProblems } from './observed-object.js';
+import { kubeCellObjectProblems } from './verdict-memo.js';
 
 /** At most this many problems are collected: a request with thousands stays cheap to refuse. */
 const MAX_PROBLEMS = 11;
@@ -34,7 +34,7 @@ const MAX_PROBLEMS = 11;
 /** Problems of one object of the request, `path` naming where it sits. */
 export function objectProblems(object: KubernetesObject, path: string): string[] {
   if (object.apiVersion === API_VERSION && isKindName(object.kind)) {
-    return validateObject(KINDS[object.kind], object).map((error) => `${path}: ${error.message}`);
+    return kubeCellObjectProblems(object.kind, object).map((message) => `${path}: ${message}`);
   }
   return observedObjectProblems(object, path);
 }
