@@ -6,7 +6,9 @@ import type { ScalingGrowth, ScalingResult } from './cell-scaling.js';
 import type { HttpCaseResult } from './http.js';
 import type { IdleResults } from './idle-results.js';
 import type { FlagSetResult, MetacontrollerResult, Stats, WaveResult } from './metacontroller.js';
+import type { MeasuredCodes } from './part-code.js';
 import type { RemoteResult } from './remote.js';
+import { codeMarkdown, metText, type CodeMarks } from './report-code.js';
 import { idleMarkdown, idleTargets } from './report-idle.js';
 import { remoteMarkdown, remoteTargets } from './report-remote.js';
 
@@ -27,6 +29,8 @@ export interface KeptPart {
   part: Part;
   date: string;
   gitCommit?: string;
+  /** Uncommitted changes in that run's tree (absent in entries kept before this was recorded). */
+  gitDirty?: boolean;
   /** 1-minute load average at the start and end of that run. */
   loadAverage: [number, number];
 }
@@ -71,6 +75,8 @@ export interface Target {
   limit: string;
   measured: string;
   met: boolean | 'not measured' | 'no limit';
+  /** The part whose figures it judges (its code decides whether it may be shown as met). */
+  part?: Part;
 }
 
 export interface Results {
@@ -86,6 +92,8 @@ export interface Results {
   remote?: RemoteResult;
   /** Parts kept from earlier runs, with the run each came from. */
   kept?: KeptPart[];
+  /** The code each part measured (absent in runs before it was recorded: bench/part-code.ts). */
+  measuredCode?: MeasuredCodes;
   targets: Target[];
   notes: string[];
 }
@@ -110,6 +118,7 @@ export function targets(results: Omit<Results, 'targets'>): Target[] {
     ?.find((c) => c.hook === 'virtualcluster/sync')
     ?.runs.find((r) => r.connections === 64);
   list.push({
+    part: 'http',
     name: 'virtualcluster/sync at concurrency 64, time per request vs the floor',
     limit: '≤ 1.5×',
     measured: vc ? ratio(vc.ratio) : 'not run',
@@ -117,6 +126,7 @@ export function targets(results: Omit<Results, 'targets'>): Target[] {
   });
   const cell1000 = results.cellScaling?.sizes.find((s) => s.nodes === 1000);
   list.push({
+    part: 'scaling',
     name: 'Cell sync, 1,000 Nodes × 20 pods, vs JSON.parse + JSON.stringify of the same body',
     limit: '≤ 1.5×',
     measured: cell1000 ? ratio(cell1000.ratio) : 'not run',
@@ -126,12 +136,14 @@ export function targets(results: Omit<Results, 'targets'>): Target[] {
   const exponents = (pick: (g: ScalingGrowth) => number) =>
     growth?.map((g) => `${g.from}→${g.to}: ${pick(g).toFixed(2)}`).join(', ') ?? '';
   list.push({
+    part: 'scaling',
     name: 'Cell sync grows linearly (or better) across 10, 100, 1,000, 5,000 Nodes: the hook’s own work (checks + sync)',
     limit: 'growth exponent ≤ 1.1 between sizes',
     measured: growth?.length ? exponents((g) => g.handlerExponent) : 'not run',
     met: results.cellScaling ? results.cellScaling.linear : 'not measured',
   });
   list.push({
+    part: 'scaling',
     name: 'The same, whole call (JSON.parse included): grows no faster than the floor',
     limit: 'time factor ≤ 1.1 × the floor’s',
     measured: growth?.length
@@ -139,9 +151,9 @@ export function targets(results: Omit<Results, 'targets'>): Target[] {
       : 'not run',
     met: results.cellScaling ? results.cellScaling.noFasterThanFloor : 'not measured',
   });
-  list.push(metacontrollerTarget(results.metacontroller));
-  list.push(...idleTargets(results.idle));
-  list.push(...remoteTargets(results.remote));
+  list.push({ ...metacontrollerTarget(results.metacontroller), part: 'metacontroller' });
+  list.push(...idleTargets(results.idle).map((t): Target => ({ ...t, part: 'idle' })));
+  list.push(...remoteTargets(results.remote).map((t): Target => ({ ...t, part: 'remote' })));
   return list;
 }
 
@@ -319,7 +331,8 @@ function metacontrollerMarkdown(result: MetacontrollerResult): string[] {
   return lines;
 }
 
-export function markdown(results: Results): string {
+/** results.md, with each part marked CURRENT or STALE against the tree (`marks`). */
+export function markdown(results: Results, marks: CodeMarks): string {
   const m = results.machine;
   const lines: string[] = [];
   lines.push('# KubeCell benchmark results', '');
@@ -345,13 +358,11 @@ export function markdown(results: Results): string {
       `| Part ${kept.part} kept from the run of | ${kept.date}${kept.gitCommit ? `, commit ${kept.gitCommit}` : ''}, load average ${kept.loadAverage[0]} / ${kept.loadAverage[1]} |`,
     );
   }
-  lines.push('');
+  lines.push('', ...codeMarkdown(marks));
 
   lines.push('## Targets', '', '| Target | Limit | Measured | Met |', '| --- | --- | --- | --- |');
   for (const t of results.targets) {
-    lines.push(
-      `| ${t.name} | ${t.limit} | ${t.measured} | ${t.met === true ? 'yes' : t.met === false ? '**no**' : t.met} |`,
-    );
+    lines.push(`| ${t.name} | ${t.limit} | ${t.measured} | ${metText(t, marks)} |`);
   }
   lines.push('');
 

@@ -15,6 +15,9 @@
  *
  * With --only, the parts not run are kept from the previous bench/results.json (each with the
  * date, commit and load of the run that measured it), so results.md always shows every part.
+ * Each part records the commit and the fingerprint of the code it measured (bench/part-code.ts);
+ * results.md marks a part measured on other code than the tree's STALE, and
+ * `npm run bench:report` writes it again from results.json against the present tree.
  *
  * Parts (method and discussion in docs/performance.md):
  *   http            hooks over HTTP with autocannon, against the real hook server and the floor
@@ -72,22 +75,20 @@
  *   --remote-window=300   seconds measured once converged (300: one heartbeat of each cell
  *                         agent's report and of each Cell falls inside)
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import * as prettier from 'prettier';
 import { runApiserverBenchmark } from './apiserver.js';
 import { runCellScaling } from './cell-scaling.js';
 import { runHttpBenchmark } from './http.js';
 import { runIdleBenchmark } from './idle.js';
+import { fingerprintText } from './code-fingerprint.js';
 import { IDLE_FLAGS, idleArgsFromEnvironment, idleCasesOf, type IdleArgs } from './idle-cases.js';
 import type { IdleResults } from './idle-results.js';
 import { FLAG_SETS, runMetacontrollerBenchmark } from './metacontroller.js';
+import { endMeasuredCode, startMeasuredCode, type MeasuredCodes } from './part-code.js';
 import { runRemoteBenchmark } from './remote.js';
 import { REPO_ROOT } from './processes.js';
 import {
   machine,
-  markdown,
   targets,
   RESULT_KEYS,
   type KeptPart,
@@ -95,6 +96,7 @@ import {
   type Results,
   PARTS,
 } from './report.js';
+import { readResults, RESULTS_JSON, writeFormatted, writeResultsMarkdown } from './results-file.js';
 
 const REMOTE_FLAGS = ['--remote-nodes', '--remote-vcs', '--remote-window'] as const;
 type RemoteArgs = Partial<Record<(typeof REMOTE_FLAGS)[number], string>>;
@@ -143,30 +145,30 @@ function seconds(text: string | undefined, fallback: number, what: string): numb
   return value;
 }
 
-/** Written as the repository's Prettier settings format it, so that `npm run lint` stays clean. */
-async function writeFormatted(file: string, text: string): Promise<void> {
-  const options = (await prettier.resolveConfig(file)) ?? {};
-  writeFileSync(file, await prettier.format(text, { ...options, filepath: file }));
-}
-
 function log(line: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 }
 
-const RESULTS_JSON = path.join(REPO_ROOT, 'bench', 'results.json');
+/**
+ * Runs one part, recording the code it measured: the tree's fingerprint as it starts, and the
+ * fingerprint at its end when someone changed hooks/, schemas/ or metacontroller/ meanwhile.
+ */
+async function measure<T>(part: Part, code: MeasuredCodes, run: () => Promise<T>): Promise<T> {
+  const started = startMeasuredCode(REPO_ROOT);
+  const fingerprint = started.fingerprint ? fingerprintText(started.fingerprint) : 'not known';
+  log(`${part}: measuring commit ${started.gitCommit ?? '?'}, code ${fingerprint}`);
+  const value = await run();
+  code[part] = endMeasuredCode(REPO_ROOT, started);
+  return value;
+}
 
 /**
  * With --only: the parts this run did not measure are taken from the previous results.json,
  * with the run they came from (a part kept there already keeps its own origin).
  */
 function keepEarlierParts(results: Omit<Results, 'targets'>, ran: Set<Part>): void {
-  if (ran.size === PARTS.length || !existsSync(RESULTS_JSON)) return;
-  let previous: Results;
-  try {
-    previous = JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as Results;
-  } catch {
-    return;
-  }
+  const previous = ran.size === PARTS.length ? undefined : readResults();
+  if (previous === undefined) return;
   const kept: KeptPart[] = [];
   for (const part of PARTS) {
     if (ran.has(part)) continue;
@@ -177,6 +179,8 @@ function keepEarlierParts(results: Omit<Results, 'targets'>, ran: Set<Part>): vo
     if (part === 'apiserver' && results.apiserver) delete results.apiserver.notMeasured;
     const settings = previous.settings[part];
     if (settings !== undefined) results.settings[part] = settings;
+    const code = previous.measuredCode?.[part];
+    if (code !== undefined) (results.measuredCode ??= {})[part] = code;
     const origin = previous.kept?.find((entry) => entry.part === part);
     kept.push(
       origin ?? {
@@ -184,7 +188,7 @@ function keepEarlierParts(results: Omit<Results, 'targets'>, ran: Set<Part>): vo
         date: previous.machine.date,
         ...(previous.machine.gitCommit === undefined
           ? {}
-          : { gitCommit: previous.machine.gitCommit }),
+          : { gitCommit: previous.machine.gitCommit, gitDirty: previous.machine.gitDirty }),
         loadAverage: [
           previous.machine.loadAverageStart[0] ?? NaN,
           previous.machine.loadAverageEnd?.[0] ?? NaN,
@@ -197,12 +201,7 @@ function keepEarlierParts(results: Omit<Results, 'targets'>, ran: Set<Part>): vo
 
 /** The idle figures of the previous results.json (every label), to keep the other labels. */
 function previousIdle(): IdleResults {
-  if (!existsSync(RESULTS_JSON)) return {};
-  try {
-    return (JSON.parse(readFileSync(RESULTS_JSON, 'utf8')) as Results).idle ?? {};
-  } catch {
-    return {};
-  }
+  return readResults()?.idle ?? {};
 }
 
 async function main(): Promise<void> {
@@ -262,37 +261,48 @@ async function main(): Promise<void> {
       },
     },
   };
-  const results: Omit<Results, 'targets'> = { machine: machine(), settings, notes: [] };
+  const code: MeasuredCodes = {};
+  const results: Omit<Results, 'targets'> = {
+    machine: machine(),
+    settings,
+    notes: [],
+    measuredCode: code,
+  };
   log(
     `machine: ${results.machine.cpuModel}, ${results.machine.cores} cores, Node ${results.machine.node}, load ${results.machine.loadAverageStart.join(' ')}`,
   );
 
   if (parts.has('scaling')) {
-    results.cellScaling = await runCellScaling({
-      sizes: settings.scaling.sizes,
-      log,
-      ...(quick ? { reps: (n: number) => (n <= 100 ? 20 : 3) } : {}),
-    });
+    results.cellScaling = await measure('scaling', code, () =>
+      runCellScaling({
+        sizes: settings.scaling.sizes,
+        log,
+        ...(quick ? { reps: (n: number) => (n <= 100 ? 20 : 3) } : {}),
+      }),
+    );
   }
   if (parts.has('http')) {
-    results.http = await runHttpBenchmark({ ...settings.http, log });
+    results.http = await measure('http', code, () => runHttpBenchmark({ ...settings.http, log }));
   }
   if (parts.has('apiserver')) {
-    results.apiserver = await runApiserverBenchmark({ log, ...settings.apiserver });
+    results.apiserver = await measure('apiserver', code, () =>
+      runApiserverBenchmark({ log, ...settings.apiserver }),
+    );
   }
   if (parts.has('metacontroller')) {
-    results.metacontroller = await runMetacontrollerBenchmark({
-      log,
-      ...settings.metacontroller,
-    });
+    results.metacontroller = await measure('metacontroller', code, () =>
+      runMetacontrollerBenchmark({ log, ...settings.metacontroller }),
+    );
   }
 
   if (parts.has('idle')) {
-    const run = await runIdleBenchmark({ ...settings.idle, log });
+    const run = await measure('idle', code, () => runIdleBenchmark({ ...settings.idle, log }));
     results.idle = { ...previousIdle(), [run.label]: run };
   }
   if (parts.has('remote')) {
-    results.remote = await runRemoteBenchmark({ ...settings.remote, log });
+    results.remote = await measure('remote', code, () =>
+      runRemoteBenchmark({ ...settings.remote, log }),
+    );
   }
 
   results.machine.loadAverageEnd = os.loadavg().map((value) => Math.round(value * 100) / 100);
@@ -313,7 +323,7 @@ async function main(): Promise<void> {
   }
   const complete: Results = { ...results, targets: targets(results) };
   await writeFormatted(RESULTS_JSON, JSON.stringify(complete));
-  await writeFormatted(path.join(REPO_ROOT, 'bench', 'results.md'), markdown(complete));
+  await writeResultsMarkdown(complete);
   for (const target of complete.targets)
     log(
       `target: ${target.name}: ${target.measured} (limit ${target.limit}) → ${String(target.met)}`,
