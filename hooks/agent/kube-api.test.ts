@@ -2,7 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiError, kubeApi, type AgentApi } from './kube-api.js';
+import { ApiError, kubeApi, kubeWatch, type AgentApi, type WatchApi } from './kube-api.js';
 
 interface Seen {
   method: string;
@@ -48,6 +48,17 @@ function fakeApiserver(seen: Seen[]): Server {
         return request.method === 'PUT'
           ? answer(409, { kind: 'Status', message: 'the object has been modified' })
           : answer(200, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'here' } });
+      if (url.pathname === '/api/v1/namespaces' && url.searchParams.get('watch') === 'true') {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.write(
+          `${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a', resourceVersion: '7' } } })}\n`,
+        );
+        return response.end(
+          `${JSON.stringify({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '9' } } })}\n`,
+        );
+      }
+      if (url.pathname === '/api/v1/namespaces/x/secrets')
+        return answer(403, { kind: 'Status', message: 'forbidden' });
       if (request.method === 'POST') return answer(201, JSON.parse(body) as unknown);
       return answer(404, { kind: 'Status', message: 'not found' });
     });
@@ -58,6 +69,7 @@ describe('the agent apiserver client (hooks/agent/kube-api.ts)', () => {
   const seen: Seen[] = [];
   let server: Server;
   let api: AgentApi;
+  let watch: WatchApi;
 
   before(async () => {
     server = fakeApiserver(seen);
@@ -76,6 +88,7 @@ describe('the agent apiserver client (hooks/agent/kube-api.ts)', () => {
       currentContext: 'managed',
     });
     api = kubeApi(kubeConfig, 2000);
+    watch = kubeWatch(kubeConfig);
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   beforeEach(() => seen.splice(0));
@@ -88,6 +101,43 @@ describe('the agent apiserver client (hooks/agent/kube-api.ts)', () => {
       '/api/v1/pods?limit=500&continue=p2',
     ]);
     expect(seen[0]?.authorization).to.equal('Bearer agent-token');
+  });
+
+  it('watches a collection with the query and credentials given, until the apiserver ends it', async () => {
+    const events: string[] = [];
+    const ended = await new Promise<unknown>((resolve) => {
+      void watch(
+        '/api/v1/namespaces',
+        { labelSelector: 'kubecell.io/host-namespace=true' },
+        {
+          event: (type, object) => events.push(`${type} ${JSON.stringify(object)}`),
+          done: resolve,
+        },
+      );
+    });
+    expect(ended).to.equal(undefined);
+    expect(events).to.deep.equal([
+      'ADDED {"metadata":{"name":"a","resourceVersion":"7"}}',
+      'BOOKMARK {"metadata":{"resourceVersion":"9"}}',
+    ]);
+    const url = new URL(seen[0]?.url ?? '', 'http://x');
+    expect(url.searchParams.get('watch')).to.equal('true');
+    expect(url.searchParams.get('labelSelector')).to.equal('kubecell.io/host-namespace=true');
+    expect(seen[0]?.authorization).to.equal('Bearer agent-token');
+  });
+
+  it('ends a refused watch with the HTTP status', async () => {
+    const ended = await new Promise<unknown>((resolve) => {
+      void watch(
+        '/api/v1/namespaces/x/secrets',
+        { fieldSelector: 'metadata.name=y' },
+        {
+          event: () => {},
+          done: resolve,
+        },
+      );
+    });
+    expect((ended as { statusCode?: number }).statusCode).to.equal(403);
   });
 
   it('gets an object, or undefined when the apiserver says 404', async () => {

@@ -1,11 +1,12 @@
 /**
  * The agent's view of its own cluster's apiserver: list, get, create and update objects as the
  * apiserver's JSON (the wire form the Cell controller's functions read, as Metacontroller sends
- * it). Behind an interface so the pass can be tested against memory (testing.ts). The real one
- * speaks HTTP(S) with the credentials @kubernetes/client-node finds (hooks/kube/kube-config.ts:
- * KUBECONFIG, else the Pod's ServiceAccount), refreshed on every request.
+ * it), and watch a collection (watches.ts). Behind interfaces so the pass and the watches can be
+ * tested against memory (testing.ts). The real ones speak HTTP(S) with the credentials
+ * @kubernetes/client-node finds (hooks/kube/kube-config.ts: KUBECONFIG, else the Pod's
+ * ServiceAccount), refreshed on every request.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isJsonObject } from '../json/json.js';
@@ -20,6 +21,37 @@ export interface AgentApi {
   create(path: string, object: KubernetesObject): Promise<void>;
   /** PUT to an object path (metadata.resourceVersion guards against a lost update). */
   update(path: string, object: KubernetesObject): Promise<void>;
+}
+
+/** What a watch tells: each event (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR), then its end. */
+export interface WatchHandlers {
+  event(type: string, object: unknown): void;
+  /** The watch ended: undefined when the apiserver closed it, else why it failed. */
+  done(error: unknown): void;
+}
+
+/**
+ * Opens a watch of a collection path with these query parameters (`watch=true` added); `abort`
+ * closes it (no `done` then matters). A refused watch calls `done` with the error.
+ */
+export type WatchApi = (
+  path: string,
+  query: Readonly<Record<string, string | number | boolean>>,
+  handlers: WatchHandlers,
+) => Promise<{ abort(): void }>;
+
+/** Watches on the apiserver of `kubeConfig`'s current cluster (client-node's Watch). */
+export function kubeWatch(kubeConfig: KubeConfig): WatchApi {
+  const watch = new Watch(kubeConfig);
+  return async (path, query, handlers) => {
+    const controller = await watch.watch(
+      path,
+      { ...query },
+      (type, object) => handlers.event(type, object),
+      (error) => handlers.done(error ?? undefined),
+    );
+    return { abort: () => controller.abort() };
+  };
 }
 
 /** An apiserver answer that is not a success; the message is the apiserver's, bounded. */

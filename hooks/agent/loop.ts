@@ -1,13 +1,24 @@
 /**
- * The cell agent's loop: a pass every KUBECELL_AGENT_INTERVAL_SECONDS until stopped, one
- * structured log line per pass (what each report, the published signing key and each sealed
- * kubeconfig became, the errors, how long it took). Passes never overlap: the next starts an
- * interval after the last one ended.
+ * The cell agent's loop: a pass at start, then one KUBECELL_AGENT_INTERVAL_SECONDS after the last
+ * ended, and one shortly after a change it watches (watches.ts: host Namespaces, k3k's
+ * kubeconfig Secrets; trigger.ts: debounced, DEBOUNCE_MS). The interval stays as the safety net
+ * of a watch that is down. Passes never overlap. One structured log line per pass: why it ran,
+ * what each report, the published signing key and each sealed kubeconfig became, the errors, how
+ * long it took.
  */
 import type { Logger } from '../server/logger.js';
 import type { AgentConfig } from './config.js';
-import type { AgentApi } from './kube-api.js';
+import type { AgentApi, WatchApi } from './kube-api.js';
 import { runPass, type PassSummary } from './pass.js';
+import { PassTrigger, type PassReason } from './trigger.js';
+import { AgentWatches } from './watches.js';
+
+/**
+ * From a watched change to its pass: long enough that what arrives together (a work's host
+ * Namespace, then its Role and ConfigMap a few ms later; k3k's Secret, then its Cluster's
+ * status) costs one pass, short beside the seconds the hub's feedback takes.
+ */
+export const DEBOUNCE_MS = 300;
 
 /** Most errors one log line lists (the count says how many there were). */
 const ERRORS_LOGGED = 5;
@@ -21,6 +32,10 @@ export interface LoopDeps {
   signal: AbortSignal;
   /** One pass then return (`kubecell agent --once`). */
   once?: boolean;
+  /** Watches that wake the loop (kube-api.ts kubeWatch); without, passes on the interval only. */
+  watch?: WatchApi;
+  /** From a watched change to its pass; DEBOUNCE_MS by default. */
+  debounceMs?: number;
 }
 
 /** Counts of each outcome: `{unchanged: 2, updated: 1}`. */
@@ -30,9 +45,15 @@ function tally(outcomes: Record<string, string>): Record<string, number> {
   return counts;
 }
 
-export function logPass(logger: Logger, summary: PassSummary, durationMs: number): void {
+export function logPass(
+  logger: Logger,
+  summary: PassSummary,
+  durationMs: number,
+  trigger: PassReason,
+): void {
   const failed = summary.errors.length > 0;
   logger.log(failed ? 'warn' : 'info', 'cell agent pass', {
+    trigger,
     reports: summary.reports,
     identity: summary.identity,
     sealed: tally(summary.sealed),
@@ -43,39 +64,48 @@ export function logPass(logger: Logger, summary: PassSummary, durationMs: number
   });
 }
 
-function wait(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
+/** One pass; a bug must not stop the agent (the hub would only see its report grow old). */
+async function safePass(deps: LoopDeps, now: Date): Promise<PassSummary> {
+  try {
+    return await runPass({ api: deps.api, config: deps.config, now });
+  } catch (error) {
+    return {
+      reports: {},
+      identity: 'failed',
+      sealed: {},
+      errors: [`pass failed: ${String(error)}`],
+    };
+  }
 }
 
 /** Runs passes until `signal` aborts; returns the last pass's summary. */
 export async function runAgentLoop(deps: LoopDeps): Promise<PassSummary | undefined> {
   const clock = deps.clock ?? (() => new Date());
+  const trigger = new PassTrigger(deps.debounceMs ?? DEBOUNCE_MS);
+  const watches =
+    deps.watch && !deps.once
+      ? new AgentWatches({
+          watch: deps.watch,
+          changed: () => trigger.changed(),
+          logger: deps.logger,
+        })
+      : undefined;
+  watches?.start();
   let last: PassSummary | undefined;
-  while (!deps.signal.aborted) {
-    const started = clock();
-    try {
-      last = await runPass({ api: deps.api, config: deps.config, now: started });
-    } catch (error) {
-      // A bug must not stop the agent: the hub would only see its report grow old.
-      last = {
-        reports: {},
-        identity: 'failed',
-        sealed: {},
-        errors: [`pass failed: ${String(error)}`],
-      };
+  let reason: PassReason | 'stopped' = 'start';
+  try {
+    while (reason !== 'stopped' && !deps.signal.aborted) {
+      trigger.passStarts();
+      const started = clock();
+      last = await safePass(deps, started);
+      logPass(deps.logger, last, clock().getTime() - started.getTime(), reason);
+      if (last.secrets) watches?.followSecrets(last.secrets);
+      if (deps.once) break;
+      reason = await trigger.next(deps.config.intervalSeconds * 1000, deps.signal);
     }
-    logPass(deps.logger, last, clock().getTime() - started.getTime());
-    if (deps.once) break;
-    await wait(deps.config.intervalSeconds * 1000, deps.signal);
+  } finally {
+    watches?.stop();
+    trigger.stop();
   }
   return last;
 }

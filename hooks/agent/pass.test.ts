@@ -3,7 +3,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { clusterReport } from '../cell/cluster-report.js';
 import { DEFAULT_CELL_CONFIG } from '../cell/config.js';
 import { observeCluster } from '../cell/observe.js';
-import { NOW, gpuNode, hostNamespace, pod, readyProvider, relatedOf } from '../cell/testing.js';
+import { NOW, gpuNode, pod, readyProvider, relatedOf } from '../cell/testing.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { parseCellReport, serializeCellReport } from '../remote/report.js';
 import { unseal } from '../remote/sealing.js';
@@ -11,7 +11,14 @@ import { parseAgentPublicKey, publicKeyPemOf } from '../remote/sealing-keys.js';
 import type { AgentConfig } from './config.js';
 import { runPass } from './pass.js';
 import { SEALED_DIGEST_ANNOTATION } from './seal-kubeconfigs.js';
-import { agentWorkObjects, emptyConfigMap, fakeApi, type FakeApi } from './testing.js';
+import {
+  agentWorkObjects,
+  deliveredVirtualCluster,
+  emptyConfigMap,
+  fakeApi,
+  k3kKubeconfigSecret,
+  type FakeApi,
+} from './testing.js';
 
 const REPORT_PATH = '/api/v1/namespaces/kubecell-system/configmaps/kubecell-cell-report-a100';
 const SEALED_PATH = '/api/v1/namespaces/tenant-a/configmaps/kubecell-team-a-sealed-kubeconfig';
@@ -64,19 +71,8 @@ function cluster(): KubernetesObject[] {
  * and k3k's kubeconfig in it.
  */
 function delivered(kubeconfig = KUBECONFIG): KubernetesObject[] {
-  const namespace = hostNamespace('tenant-a') as KubernetesObject;
-  namespace.metadata.labels = {
-    ...namespace.metadata.labels,
-    'kubecell.io/virtualcluster-uid': VC_UID,
-  };
-  namespace.metadata.annotations = { 'kubecell.io/virtualcluster': 'team-a' };
-  const secret = {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'k3k-team-a-kubeconfig', namespace: 'tenant-a' },
-    data: { 'kubeconfig.yaml': Buffer.from(kubeconfig).toString('base64') },
-  } as KubernetesObject;
-  return [namespace, secret, emptyConfigMap('tenant-a', 'kubecell-team-a-sealed-kubeconfig')];
+  const [namespace, configMap] = deliveredVirtualCluster('tenant-a', 'team-a', VC_UID);
+  return [namespace!, k3kKubeconfigSecret('tenant-a', 'team-a', kubeconfig), configMap!];
 }
 
 const pass = (api: FakeApi, now = NOW, settings = config) =>
@@ -100,6 +96,7 @@ describe('the cell agent pass (hooks/agent)', () => {
       identity: 'updated',
       sealed: {},
       errors: [],
+      secrets: [],
     });
     const expected = clusterReport(
       'a100',
@@ -160,6 +157,8 @@ describe('the cell agent pass (hooks/agent)', () => {
       identity: 'waiting',
       sealed: { 'tenant-a': 'waiting' },
       errors: [],
+      // What the agent watches: k3k's kubeconfig, by name, in the namespace the work delivered.
+      secrets: [{ namespace: 'tenant-a', name: 'k3k-team-a-kubeconfig' }],
     });
     expect(early.writes).to.deep.equal([]);
     const noKey = fakeApi(...cluster(), ...delivered());

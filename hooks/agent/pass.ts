@@ -19,6 +19,8 @@ import { observeManagedCluster } from './observe.js';
 import { computeReports, publishReport } from './reports.js';
 import { sealKubeconfig, sealTargets, type SealOutcome } from './seal-kubeconfigs.js';
 import type { SealOrigin } from '../remote/sealing.js';
+import { k3kKubeconfigSecretName } from '../virtualcluster/names.js';
+import type { SecretRef } from './watches.js';
 import { readConfigMap, type WriteOutcome } from './write.js';
 
 export interface PassSummary {
@@ -30,6 +32,11 @@ export interface PassSummary {
   sealed: Record<string, SealOutcome | 'failed'>;
   /** What went wrong, in order (bounded messages, no secret). */
   errors: string[];
+  /**
+   * k3k's kubeconfig Secret of each delivered VirtualCluster, which the agent watches
+   * (watches.ts); absent when the pass could not read the cluster.
+   */
+  secrets?: SecretRef[];
 }
 
 export interface PassDeps {
@@ -72,6 +79,10 @@ export async function runPass(deps: PassDeps): Promise<PassSummary> {
     }
   }
   const targets = sealTargets(Object.values(related[TYPE_KEYS.namespace] ?? {}));
+  summary.secrets = targets.map((target) => ({
+    namespace: target.namespace,
+    name: k3kKubeconfigSecretName(target.name),
+  }));
   if (targets.length > 0) await sealAll(deps, targets, identity, summary);
   return summary;
 }

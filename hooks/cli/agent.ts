@@ -6,7 +6,7 @@
  */
 import { ConfigError } from '../config/env-reader.js';
 import { loadAgentConfig, type AgentConfig } from '../agent/config.js';
-import { kubeApi, type AgentApi } from '../agent/kube-api.js';
+import { kubeApi, kubeWatch, type AgentApi, type WatchApi } from '../agent/kube-api.js';
 import { runAgentLoop } from '../agent/loop.js';
 import { loadKubeConfig } from '../kube/kube-config.js';
 import { createLogger, type Logger } from '../server/logger.js';
@@ -16,7 +16,8 @@ export const AGENT_USAGE = `Usage:
   kubecell agent [--once]
 
 Runs the KubeCell cell agent on a managed cluster (installed there by the hub through the OCM
-ManifestWork kubecell-cell-agent). Every KUBECELL_AGENT_INTERVAL_SECONDS it reads the cluster's
+ManifestWork kubecell-cell-agent). Every KUBECELL_AGENT_INTERVAL_SECONDS, and within a second of
+a change of a host namespace or of a k3k kubeconfig Secret it watches, it reads the cluster's
 Nodes, pods, Services, PersistentVolumes and provider baseline, and writes the report of each
 machine profile of KUBECELL_AGENT_MACHINE_PROFILES into ConfigMap
 kubecell-system/kubecell-cell-report-<profile> when it changed or is 5 minutes old; and for each
@@ -38,6 +39,8 @@ export interface AgentCommandDeps {
   /** Stops the agent; SIGTERM/SIGINT when absent. */
   signal?: AbortSignal;
   api?: (config: AgentConfig) => AgentApi;
+  /** The watches; with `api` given, none unless given too. */
+  watch?: WatchApi;
   logger?: Logger;
 }
 
@@ -63,9 +66,15 @@ export async function runAgentCommand(
   }
   let config: AgentConfig;
   let api: AgentApi;
+  let watch: WatchApi | undefined = deps.watch;
   try {
     config = loadAgentConfig(io.env ?? process.env);
-    api = deps.api ? deps.api(config) : kubeApi(loadKubeConfig().kubeConfig);
+    if (deps.api) api = deps.api(config);
+    else {
+      const { kubeConfig } = loadKubeConfig();
+      api = kubeApi(kubeConfig);
+      watch ??= kubeWatch(kubeConfig);
+    }
   } catch (error) {
     const problems = error instanceof ConfigError ? error.problems : [String(error)];
     io.stderr.write(`kubecell agent: cannot start:\n${problems.map((p) => `  ${p}\n`).join('')}`);
@@ -84,6 +93,7 @@ export async function runAgentCommand(
     logger,
     signal: deps.signal ?? stopSignal(),
     once,
+    ...(watch ? { watch } : {}),
   });
   logger.info('cell agent stopped');
   return once && last && last.errors.length > 0 ? EXIT_INVALID : EXIT_OK;

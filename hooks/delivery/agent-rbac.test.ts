@@ -8,14 +8,16 @@ import { expect } from 'chai';
 import { generateKeyPairSync } from 'node:crypto';
 import {
   agentPasses,
+  agentWatchAnswers,
   deniedCalls,
   grantsOf,
   recording,
+  recordingWatch,
   unusedGrants,
   type Access,
 } from '../../test/support/agent-rbac.js';
 import { loadAgentConfig, type AgentConfig } from '../agent/config.js';
-import { fakeApi } from '../agent/testing.js';
+import { fakeApi, k3kKubeconfigSecret } from '../agent/testing.js';
 import { NOW, gpuNode, pod, readyProvider } from '../cell/testing.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { publicKeyPemOf } from '../remote/sealing-keys.js';
@@ -58,15 +60,6 @@ const manifests = (works: ManifestWork[]): KubernetesObject[] =>
 const roles = (works: ManifestWork[]): KubernetesObject[] =>
   manifests(works).filter((m) => m.kind === 'Role' || m.kind === 'ClusterRole');
 
-function k3kSecret(namespace: string, vc: string, kubeconfig: string): KubernetesObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: `k3k-${vc}-kubeconfig`, namespace },
-    data: { 'kubeconfig.yaml': Buffer.from(kubeconfig).toString('base64') },
-  } as KubernetesObject;
-}
-
 /**
  * The managed cluster once OCM's work agent applied the works (their Namespaces and ConfigMaps:
  * what the agent reads), with a profile Node, a pod, the provider baseline and k3k's kubeconfigs.
@@ -77,8 +70,8 @@ function cluster(works: ManifestWork[], kubeconfig: string): KubernetesObject[] 
     ...readyProvider(),
     pod('p1', 'kube-system', 'n1', [{ cpu: '1' }]),
     ...manifests(works).filter((m) => ['Namespace', 'ConfigMap', 'Secret'].includes(m.kind)),
-    k3kSecret('tenant-a', 'team-a', kubeconfig),
-    k3kSecret('tenant-b', 'team-b', kubeconfig),
+    k3kKubeconfigSecret('tenant-a', 'team-a', kubeconfig),
+    k3kKubeconfigSecret('tenant-b', 'team-b', kubeconfig),
   ];
 }
 
@@ -96,16 +89,26 @@ describe("kubecell-delivery: the cell agent's RBAC is what the agent calls", fun
       now: NOW,
       betweenPasses: async () =>
         api.put(
-          k3kSecret('tenant-a', 'team-a', `${KUBECONFIG}# rotated\n`),
-          k3kSecret('tenant-b', 'team-b', `${KUBECONFIG}# rotated\n`),
+          k3kKubeconfigSecret('tenant-a', 'team-a', `${KUBECONFIG}# rotated\n`),
+          k3kKubeconfigSecret('tenant-b', 'team-b', `${KUBECONFIG}# rotated\n`),
         ),
     });
-    const updated = { reports: { a100: 'updated' }, errors: [] };
+    const secrets = [
+      { namespace: 'tenant-a', name: 'k3k-team-a-kubeconfig' },
+      { namespace: 'tenant-b', name: 'k3k-team-b-kubeconfig' },
+    ];
+    const updated = { reports: { a100: 'updated' }, errors: [], secrets };
     const sealed = { 'tenant-a': 'updated', 'tenant-b': 'updated' };
     expect(passes).to.deep.equal([
       { ...updated, identity: 'updated', sealed },
       { ...updated, identity: 'unchanged', sealed },
     ]);
+    // The watches the agent then keeps, recorded as the passes' calls are.
+    expect(await agentWatchAnswers(recordingWatch(api.watch, calls), secrets)).to.deep.equal({
+      'host Namespaces': 'open',
+      'Secret tenant-a/k3k-team-a-kubeconfig': 'open',
+      'Secret tenant-b/k3k-team-b-kubeconfig': 'open',
+    });
     const grants = grantsOf(roles(works));
     expect(deniedCalls(calls, grants), 'calls the roles do not allow').to.deep.equal([]);
     expect(unusedGrants(calls, grants), 'granted but never used').to.deep.equal([]);
@@ -130,7 +133,17 @@ describe("kubecell-delivery: the cell agent's RBAC is what the agent calls", fun
       expect(rule.resourceNames ?? [], 'named').to.have.length.greaterThan(0);
     }
     const verbs = grants.flatMap(({ rule }) => rule.verbs);
-    expect(verbs).to.not.include.members(['create', 'watch', 'delete', 'patch', '*']);
+    expect(verbs).to.not.include.members(['create', 'delete', 'patch', '*']);
+    // Watches show only what the agent may read anyway: the Namespaces it lists, the Secrets it
+    // gets by name.
+    const watched = grants.filter(({ rule }) => rule.verbs.includes('watch'));
+    expect(
+      watched.map(({ namespace, rule }) => [namespace, rule.resources, rule.resourceNames]),
+    ).to.deep.equal([
+      [undefined, ['namespaces'], undefined],
+      ['tenant-a', ['secrets'], ['k3k-team-a-kubeconfig']],
+      ['tenant-b', ['secrets'], ['k3k-team-b-kubeconfig']],
+    ]);
     const cluster = grants.filter((grant) => grant.namespace === undefined);
     expect(cluster.flatMap(({ rule }) => rule.resources)).to.not.include.members([
       'secrets',

@@ -4,15 +4,19 @@
  * cluster-wide only where the call cannot be narrowed, by name everywhere else.
  *
  * - ClusterRole `kubecell-cell-agent` (the agent's work): list Nodes, PersistentVolumes, pods,
- *   Services and Namespaces (a report counts them all; RBAC cannot narrow a label selector); get
- *   the k3k Namespace, k3k's CRDs, its controller Deployment and the CNI and TopoLVM DaemonSets by
- *   name. Nothing on Secrets or ConfigMaps, and no `watch`.
+ *   Services and Namespaces (a report counts them all; RBAC cannot narrow a label selector), and
+ *   watch Namespaces (the host namespaces, hooks/agent/watches.ts: what the list already shows);
+ *   get the k3k Namespace, k3k's CRDs, its controller Deployment and the CNI and TopoLVM
+ *   DaemonSets by name. Nothing on Secrets or ConfigMaps.
  * - Role `kubecell-cell-agent` in AGENT_NAMESPACE (the agent's work): get and update its report
  *   ConfigMaps, the ConfigMap it publishes its signing key in and the Secret it keeps that key
  *   in, get the public-key ConfigMap, by name.
  * - Role `kubecell-<name>-cell-agent` in each host namespace (that VirtualCluster's work): get
- *   k3k's kubeconfig Secret and get and update the sealed-kubeconfig ConfigMap, by name. It
- *   comes and goes with the VirtualCluster's work.
+ *   and watch k3k's kubeconfig Secret and get and update the sealed-kubeconfig ConfigMap, by
+ *   name. A watch with `fieldSelector=metadata.name=<name>` is authorized as a request for that
+ *   name (k8s.io/apiserver v0.35.4 `pkg/endpoints/request/requestinfo.go`), so `watch` by name
+ *   shows the agent the one Secret `get` already does. It comes and goes with the
+ *   VirtualCluster's work.
  *
  * The agent creates nothing. RBAC cannot name what may be created: a POST goes to the collection,
  * so the request has no name (k8s.io/apiserver v0.35.4 `pkg/endpoints/request/requestinfo.go`),
@@ -52,7 +56,10 @@ export interface PolicyRule {
 const RBAC_API = 'rbac.authorization.k8s.io/v1';
 const names = (...list: string[]): string[] => [...new Set(list)].sort();
 
-/** The ClusterRole's rules: the cluster-wide reads of a report, the provider baseline by name. */
+/**
+ * The ClusterRole's rules: the cluster-wide reads of a report, the watch of the host namespaces,
+ * the provider baseline by name.
+ */
 export function agentClusterRules(baseline: ProviderBaseline): PolicyRule[] {
   return [
     {
@@ -60,6 +67,7 @@ export function agentClusterRules(baseline: ProviderBaseline): PolicyRule[] {
       resources: ['namespaces', 'nodes', 'persistentvolumes', 'pods', 'services'],
       verbs: ['list'],
     },
+    { apiGroups: [''], resources: ['namespaces'], verbs: ['watch'] },
     {
       apiGroups: [''],
       resources: ['namespaces'],
@@ -112,7 +120,7 @@ export function virtualClusterAgentRules(name: string): PolicyRule[] {
       apiGroups: [''],
       resources: ['secrets'],
       resourceNames: [k3kKubeconfigSecretName(name)],
-      verbs: ['get'],
+      verbs: ['get', 'watch'],
     },
     {
       apiGroups: [''],

@@ -1,14 +1,23 @@
 // The cell agent's grants against the calls it makes, for hooks/delivery/agent-rbac.test.ts (a
-// cluster in memory) and the remote-Cell e2e (a real managed cluster): each call the agent makes
-// is recorded as the apiserver's RBAC authorizer sees it, judged against the delivered Roles and
+// cluster in memory) and the remote-Cell e2e (a real managed cluster): each call the agent makes,
+// its watches included, is recorded as the apiserver's RBAC authorizer sees it, judged against the delivered Roles and
 // ClusterRole as that authorizer judges it, and every granted verb on every granted name must be
 // used by some call.
 import type { AgentConfig } from '../../hooks/agent/config.js';
-import type { AgentApi } from '../../hooks/agent/kube-api.js';
+import { Writable } from 'node:stream';
+import type { AgentApi, WatchApi } from '../../hooks/agent/kube-api.js';
 import { runPass, type PassSummary } from '../../hooks/agent/pass.js';
 import { REPORT_HEARTBEAT_SECONDS } from '../../hooks/agent/reports.js';
+import {
+  AgentWatches,
+  hostNamespacesTarget,
+  secretTarget,
+  watchErrorText,
+  type SecretRef,
+} from '../../hooks/agent/watches.js';
 import type { PolicyRule } from '../../hooks/delivery/agent-rbac.js';
 import type { KubernetesObject } from '../../hooks/metacontroller/protocol.js';
+import { createLogger } from '../../hooks/server/logger.js';
 
 /** One API call as RBAC sees it (k8s.io/apiserver pkg/endpoints/request/requestinfo.go). */
 export interface Access {
@@ -27,9 +36,25 @@ export interface Grant {
   rule: PolicyRule;
 }
 
-/** `/api/v1/...` or `/apis/<group>/<version>/...`, namespaced or not, a collection or an object. */
+/**
+ * `/api/v1/...` or `/apis/<group>/<version>/...`, namespaced or not, a collection or an object. A
+ * list or watch of a collection with `fieldSelector=metadata.name=<name>` names that object, as
+ * the apiserver's requestinfo.go reads it.
+ */
 export function accessOf(verb: string, path: string): Access {
-  const segments = (path.split('?')[0] ?? '').split('/').filter((s) => s !== '');
+  const [base = '', search = ''] = path.split('?');
+  const selector = new URLSearchParams(search).get('fieldSelector') ?? '';
+  const selected = /^metadata\.name=([^,]+)$/.exec(selector)?.[1];
+  const access = collectionAccess(verb, base);
+  return access.name === undefined &&
+    selected !== undefined &&
+    (verb === 'list' || verb === 'watch')
+    ? { ...access, name: selected }
+    : access;
+}
+
+function collectionAccess(verb: string, path: string): Access {
+  const segments = path.split('/').filter((s) => s !== '');
   const [group, rest] =
     segments[0] === 'api' ? ['', segments.slice(2)] : [segments[1] ?? '', segments.slice(3)];
   const namespaced = rest[0] === 'namespaces' && rest.length >= 3;
@@ -51,6 +76,73 @@ export function recording(api: AgentApi, calls: Access[]): AgentApi {
     create: (path, object) => (calls.push(accessOf('create', path)), api.create(path, object)),
     update: (path, object) => (calls.push(accessOf('update', path)), api.update(path, object)),
   };
+}
+
+/** `watch`, recording each watch it opens in `calls` (the query as the request carries it). */
+export function recordingWatch(watch: WatchApi, calls: Access[]): WatchApi {
+  return (path, query, handlers) => {
+    const search = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
+    calls.push(accessOf('watch', `${path}?${search.toString()}`));
+    return watch(path, query, handlers);
+  };
+}
+
+/**
+ * The watches the agent keeps once a pass read `secrets` (hooks/agent/watches.ts: the host
+ * Namespaces, each Secret by name), opened through `watch` as the agent opens them; resolves
+ * once each was answered (or after `timeoutMs`) with the answer of each, by the name the agent's
+ * logs give it: `open`, or the error. Nothing is retried meanwhile.
+ */
+export async function agentWatchAnswers(
+  watch: WatchApi,
+  secrets: readonly SecretRef[],
+  timeoutMs = 10_000,
+): Promise<Record<string, string>> {
+  const targets = [hostNamespacesTarget(), ...secrets.map(secretTarget)];
+  const answers: Record<string, string> = {};
+  let allAnswered: () => void = () => {};
+  const answered = new Promise<void>((resolve) => (allAnswered = resolve));
+  const answer = (path: string, what: string): void => {
+    const target = targets.find((candidate) => candidate.path === path);
+    if (target && !(target.name in answers)) answers[target.name] = what;
+    if (Object.keys(answers).length === targets.length) allAnswered();
+  };
+  const answering: WatchApi = async (path, query, handlers) => {
+    let failed = false;
+    const handle = await watch(path, query, {
+      event: handlers.event,
+      done: (error) => {
+        failed = true;
+        answer(path, error === undefined ? 'closed' : watchErrorText(error));
+        handlers.done(error);
+      },
+    });
+    if (!failed) answer(path, 'open');
+    return handle;
+  };
+  const silent = createLogger({
+    level: 'error',
+    stream: new Writable({ write: (_c, _e, done) => done() }),
+  });
+  const watches = new AgentWatches({
+    watch: answering,
+    changed: () => {},
+    logger: silent,
+    retryFirstMs: 10 * timeoutMs,
+  });
+  watches.start();
+  watches.followSecrets(secrets);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      answered,
+      new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    watches.stop();
+  }
+  return answers;
 }
 
 /**

@@ -3,11 +3,19 @@
 // applied from the hub's works. Whole agent passes (test/support/agent-rbac.ts `agentPasses`) run
 // as the delivered ServiceAccount, with the settings of the delivered Deployment, recording every
 // call (between the passes k3k's kubeconfig changes and the agent's signing key is lost, so that
-// the second pass writes everything again); the Roles and ClusterRoles the apiserver has bound to
-// that account are read back; and calls outside them are made to see the apiserver refuse them.
+// the second pass writes everything again), then the watches the agent keeps are opened as that
+// account (the apiserver authorizes a watch by fieldSelector metadata.name as one for that name);
+// the Roles and ClusterRoles the apiserver has bound to that account are read back; and calls
+// outside them are made to see the apiserver refuse them.
 import { KubeConfig } from '@kubernetes/client-node';
 import { loadAgentConfig } from '../../../hooks/agent/config.js';
-import { ApiError, kubeApi, type AgentApi } from '../../../hooks/agent/kube-api.js';
+import {
+  ApiError,
+  kubeApi,
+  kubeWatch,
+  type AgentApi,
+  type WatchApi,
+} from '../../../hooks/agent/kube-api.js';
 import type { PassSummary } from '../../../hooks/agent/pass.js';
 import { REPORT_HEARTBEAT_SECONDS } from '../../../hooks/agent/reports.js';
 import type { KubernetesObject } from '../../../hooks/metacontroller/protocol.js';
@@ -22,9 +30,11 @@ import {
 import { deliveredPod } from '../../../scripts/local/delivered-pod.js';
 import {
   agentPasses,
+  agentWatchAnswers,
   deniedCalls,
   grantsOf,
   recording,
+  recordingWatch,
   unusedGrants,
   type Access,
   type Grant,
@@ -35,6 +45,8 @@ import { getObject, kubectl } from './support.js';
 
 export interface AgentRbacFindings {
   passes: PassSummary[];
+  /** What the apiserver answered each watch the agent keeps: `open`, or the error. */
+  watches: Record<string, string>;
   grants: Grant[];
   /** Calls of the passes that the bound roles do not allow (as RBAC matches them). */
   denied: string[];
@@ -121,8 +133,30 @@ async function forgetAgentKey(world: RemoteWorld): Promise<void> {
   }
 }
 
+/** Opens a watch and closes it once answered: throws the refusal as an ApiError. */
+function watchOnce(watch: WatchApi, path: string, query: Record<string, string>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let refused = false;
+    void watch(path, query, {
+      event: () => {},
+      done: (error) => {
+        refused = true;
+        const status = (error as { statusCode?: number } | undefined)?.statusCode ?? 0;
+        reject(new ApiError(status, `watch ${path}: ${String(error)}`));
+      },
+    }).then((handle) => {
+      if (!refused) resolve();
+      handle.abort();
+    }, reject);
+  });
+}
+
 /** Calls a compromised agent would like to make; none is in its grants. */
-function outsideCalls(api: AgentApi, hostNamespace: string): Record<string, () => Promise<void>> {
+function outsideCalls(
+  api: AgentApi,
+  watch: WatchApi,
+  hostNamespace: string,
+): Record<string, () => Promise<void>> {
   const configMap = (namespace: string, name: string) =>
     ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace } }) as KubernetesObject;
   return {
@@ -144,6 +178,13 @@ function outsideCalls(api: AgentApi, hostNamespace: string): Record<string, () =
     [`get another Secret in ${hostNamespace}`]: async () => {
       await api.get(`/api/v1/namespaces/${hostNamespace}/secrets/not-k3k`);
     },
+    [`watch every Secret in ${hostNamespace}`]: () =>
+      watchOnce(watch, `/api/v1/namespaces/${hostNamespace}/secrets`, {}),
+    [`watch another Secret in ${hostNamespace} by name`]: () =>
+      watchOnce(watch, `/api/v1/namespaces/${hostNamespace}/secrets`, {
+        fieldSelector: 'metadata.name=not-k3k',
+      }),
+    'watch every ConfigMap': () => watchOnce(watch, '/api/v1/configmaps', {}),
     [`create a ConfigMap in ${hostNamespace}`]: () =>
       api.create(
         `/api/v1/namespaces/${hostNamespace}/configmaps`,
@@ -203,13 +244,19 @@ export async function agentRbacOnManagedCluster(
       await forgetAgentKey(world);
     },
   });
+  const watch = kubeWatch(kubeConfig);
+  const watches = await agentWatchAnswers(
+    recordingWatch(watch, calls),
+    passes[passes.length - 1]?.secrets ?? [],
+  );
   const grants = grantsOf(await boundRoles(world));
   const outside: Record<string, number | 'allowed'> = {};
-  for (const [what, call] of Object.entries(outsideCalls(api, virtualCluster.namespace))) {
+  for (const [what, call] of Object.entries(outsideCalls(api, watch, virtualCluster.namespace))) {
     outside[what] = await statusOf(call);
   }
   return {
     passes,
+    watches,
     grants,
     denied: deniedCalls(calls, grants),
     unused: unusedGrants(calls, grants),

@@ -11,6 +11,7 @@
 // children there; the hub's components hold no credential or route to the managed cluster.
 import { expect } from 'chai';
 import { expectPublishedKubeconfig } from '../../../hooks/virtualcluster/testing.js';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { ANNOTATIONS } from '../../../hooks/kube/labels.js';
@@ -52,6 +53,24 @@ import {
 } from './support.js';
 
 const PLANS = 'virtualclusterplans.kubecell.io';
+
+/** Why the agent's pass that sealed a kubeconfig ran (its log line's `trigger`), for the record. */
+function sealingPass(agent: ManagedProcess | undefined): string {
+  const lines = agent ? readFileSync(agent.logFile, 'utf8').split('\n') : [];
+  const passes = lines.flatMap((line) => {
+    try {
+      const entry = JSON.parse(line) as {
+        msg?: string;
+        trigger?: string;
+        sealed?: { updated?: number };
+      };
+      return entry.msg === 'cell agent pass' && (entry.sealed?.updated ?? 0) > 0 ? [entry] : [];
+    } catch {
+      return [];
+    }
+  });
+  return passes.at(-1)?.trigger ?? 'not found';
+}
 
 /** The kubectl the harness built, beside the control plane's other binaries. */
 const kubectlBinary = (world: RemoteWorld): string => world.stack.cluster.binaries.kubectl;
@@ -167,6 +186,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
       '-n',
       namespace,
     ]);
+    const appliedAt = Date.now();
     const created = await runCommand(
       kubectlBinary(world),
       ['--kubeconfig', alice, 'create', '-f', '-'],
@@ -174,6 +194,12 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
     );
     expect(created.code, created.stderr).to.equal(0);
     const vc = await eventuallyPhase(world.stack, VC, name, namespace, 'Ready', 150_000);
+    const served = world.simulation.k3k?.served.get(`${namespace}/${name}`)?.servedAt.getTime();
+    const since = (at: number | undefined) => (at ? ((Date.now() - at) / 1000).toFixed(1) : '–');
+    console.log(
+      `      apply → Ready ${since(appliedAt)} s, k3k served → Ready ${since(served)} s (seen by a` +
+        ` 0.3-s poll; work agent status sync 2 s); the pass that sealed it: ${sealingPass(agent)}`,
+    );
     uid = vc.metadata.uid!;
     const remote = (resource: string, child: string) =>
       getObject(world.managedView, resource, child, namespace);
@@ -245,6 +271,10 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
       reports: { [profile]: 'updated' },
       identity: 'updated',
       sealed: { [namespace]: 'updated' },
+    });
+    expect(findings.watches, 'the watches the agent keeps, opened as it').to.deep.equal({
+      'host Namespaces': 'open',
+      [`Secret ${namespace}/k3k-${name}-kubeconfig`]: 'open',
     });
     expect(findings.denied, 'calls the bound roles do not allow').to.deep.equal([]);
     expect(findings.unused, 'granted but never used').to.deep.equal([]);
