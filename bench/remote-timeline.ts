@@ -159,15 +159,32 @@ export async function applyUntilReady(
   };
 }
 
-/** When the cell agent's passes ended (its log: one `cell agent pass` line each), epoch ms. */
-export function agentPasses(logFile: string): { at: number; durationMs: number }[] {
-  const passes: { at: number; durationMs: number }[] = [];
+/** One pass of the cell agent: when it ended (epoch ms), how long it took, why it ran. */
+export interface AgentPass {
+  at: number;
+  durationMs: number;
+  /** `start`, `interval` or `watch` (hooks/agent/trigger.ts); absent from older agents. */
+  trigger?: string;
+}
+
+/** The cell agent's passes, from its log (one `cell agent pass` line each). */
+export function agentPasses(logFile: string): AgentPass[] {
+  const passes: AgentPass[] = [];
   for (const line of readFileSync(logFile, 'utf8').split('\n')) {
     if (!line.startsWith('{')) continue;
     try {
-      const entry = JSON.parse(line) as { timestamp?: string; msg?: string; durationMs?: number };
+      const entry = JSON.parse(line) as {
+        timestamp?: string;
+        msg?: string;
+        durationMs?: number;
+        trigger?: string;
+      };
       if (entry.msg === 'cell agent pass' && entry.timestamp)
-        passes.push({ at: Date.parse(entry.timestamp), durationMs: entry.durationMs ?? 0 });
+        passes.push({
+          at: Date.parse(entry.timestamp),
+          durationMs: entry.durationMs ?? 0,
+          ...(typeof entry.trigger === 'string' ? { trigger: entry.trigger } : {}),
+        });
     } catch {
       // not a log line of the agent's logger
     }

@@ -6,15 +6,16 @@
  *    one Cell with `localNodes` Nodes, then ONE VirtualCluster: apply → Ready, step by step.
  * 2. Remote: a fresh hub with the real OCM hub (registration controller, work manager) and
  *    `clusters` managed control planes joined to it by OCM's real registration and work agents
- *    (ocm-managed.ts), with OCM's default intervals unless told (lease 60 s, status sync 10 s,
- *    cluster health check 60 s). On each managed cluster test/simulate registers `nodesPerCluster`
- *    Nodes of its own machine profile and plays k3k; a Cell with `delivery: ManifestWork` on each;
- *    the KubeCell cell agent runs on each exactly as its delivered Deployment says
- *    (test/cluster/e2e/remote-fixtures.ts runDeliveredAgent: its command, environment, its
- *    ServiceAccount's token; KUBECELL_AGENT_INTERVAL_SECONDS unset, so its default 30 s).
- *    Then ONE VirtualCluster on the first Cell, apply → Ready step by step (the work created on
- *    the hub, applied on the managed cluster, k3k served, the sealed kubeconfig written by the
- *    agent and fed back, Ready), the agent's passes from its log.
+ *    (ocm-managed.ts), with the intervals run.ts gives (lease 60 s and cluster health check 60 s:
+ *    OCM's defaults; the work agent's status sync: what docs/remote-cells.md recommends). On each
+ *    managed cluster test/simulate registers `nodesPerCluster` Nodes of its own machine profile
+ *    and plays k3k; a Cell with `delivery: ManifestWork` on each; the KubeCell cell agent runs on
+ *    each exactly as its delivered Deployment says (test/cluster/e2e/remote-fixtures.ts
+ *    runDeliveredAgent: its command, environment, its ServiceAccount's token;
+ *    KUBECELL_AGENT_INTERVAL_SECONDS unset, so its default 30 s, and its watches). Then ONE
+ *    VirtualCluster on the first Cell, apply → Ready step by step (the work created on the hub,
+ *    applied on the managed cluster, k3k served, the sealed kubeconfig written by the agent and
+ *    fed back, Ready), the agent's passes and why each ran from its log.
  * 3. Idle, same remote world: `virtualClustersPerCluster` VirtualClusters on each Cell (the one of
  *    step 2 included); once all are Ready and the VirtualCluster sync rate settled, a window
  *    counted as bench/idle.ts counts (bench/idle-metrics.ts), per controller, `delivery`
@@ -99,13 +100,16 @@ export interface RemoteApplyToReady extends ApplyToReady {
   agentIntervalSeconds: number;
   /** Ends of the agent's passes, seconds after the create (from 1 interval before to Ready). */
   agentPasses: number[];
+  /** Why each of those passes ran (`start`, `interval`, `watch`), in the same order. */
+  agentPassTriggers?: string[];
   /** OCM's managed clusters and the cell agents: joined in (s). */
   joinSeconds: number[];
   /**
-   * k3k served → the agent's pass wrote the sealed kubeconfig (waiting for its next pass), and
-   * → the work agent's status sync fed it back (waiting for its next sync), in seconds.
+   * k3k served → the agent's pass wrote the sealed kubeconfig (its watch waking it, or its next
+   * interval), → the work agent's status sync fed it back (waiting for its next sync), and
+   * k3k served → VirtualCluster Ready, in seconds.
    */
-  waits: { forAgentPass?: number; forStatusSync?: number };
+  waits: { forAgentPass?: number; forStatusSync?: number; servedToReady?: number };
 }
 
 export interface RemoteResult {
@@ -387,7 +391,11 @@ function waitsOf(milestones: Milestones): RemoteApplyToReady['waits'] {
   const served = milestones['k3k served (simulated k3k)'];
   const sealed = milestones['sealed kubeconfig written by the cell agent (managed)'];
   const fedBack = milestones['sealed kubeconfig fed back (hub)'];
+  const ready = milestones['VirtualCluster Ready (hub)'];
   return {
+    ...(served !== undefined && ready !== undefined
+      ? { servedToReady: round(ready - served, 2) }
+      : {}),
     ...(served !== undefined && sealed !== undefined
       ? { forAgentPass: round(sealed - served, 2) }
       : {}),
@@ -439,13 +447,15 @@ async function measureRemoteApply(
     const interval = await agentInterval(world, cluster);
     const passes = cluster.agent ? agentPasses(cluster.agent.logFile) : [];
     const readyAt = measured.appliedAt + measured.seconds * 1000;
+    const around = passes.filter(
+      (p) => p.at >= measured.appliedAt - interval * 1000 - 5000 && p.at <= readyAt,
+    );
     return {
       ...measured,
       ...base,
       agentIntervalSeconds: interval,
-      agentPasses: passes
-        .filter((p) => p.at >= measured.appliedAt - interval * 1000 - 5000 && p.at <= readyAt)
-        .map((p) => round((p.at - measured.appliedAt) / 1000, 2)),
+      agentPasses: around.map((p) => round((p.at - measured.appliedAt) / 1000, 2)),
+      agentPassTriggers: around.map((p) => p.trigger ?? 'unknown'),
       joinSeconds: world.clusters.map((c) => round(c.managed.joinSeconds)),
       waits: waitsOf(measured.milestones),
     };

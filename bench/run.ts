@@ -252,11 +252,13 @@ async function main(): Promise<void> {
       settleMaxSeconds: quick ? 120 : 240,
       readyTimeoutSeconds: 600,
       k3kIntervalMs: 200,
-      // OCM's own defaults (pkg/work/spoke/options.go: status sync 10 s; the registration
-      // agent's cluster health check 1 min; a ManagedCluster's lease 60 s), as a platform runs it.
+      // OCM's own defaults for the registration agent's cluster health check (1 min) and a
+      // ManagedCluster's lease (60 s), as a platform runs it; the work agent's status sync as
+      // docs/remote-cells.md recommends (5 s: the Klusterlet's shortest; OCM's own default 10 s,
+      // pkg/work/spoke/options.go, feeds a sealed kubeconfig back up to 19 s after it is written).
       ocm: {
         leaseDurationSeconds: 60,
-        statusSyncIntervalSeconds: 10,
+        statusSyncIntervalSeconds: 5,
         clusterHealthCheckPeriodSeconds: 60,
       },
     },

@@ -65,10 +65,18 @@ export const REMOTE_CLUSTER_NAME = 'cell-remote';
 
 /**
  * Seconds between two passes of the cell agent local-up runs on the managed cluster. The
- * delivered Deployment leaves the agent's default (30 s); local-up sets 10 s so that a
- * VirtualCluster's sealed kubeconfig arrives sooner.
+ * delivered Deployment leaves the agent's default (30 s); local-up sets 10 s so that a Cell's
+ * first report arrives sooner. A VirtualCluster's sealed kubeconfig does not wait for it: the
+ * agent passes within a second of a change it watches (its host namespace, k3k's Secret).
  */
 export const REMOTE_AGENT_INTERVAL_SECONDS = 10;
+
+/**
+ * OCM's work agent's --status-sync-interval on cell-remote, in seconds: what docs/remote-cells.md
+ * recommends for a VirtualCluster Ready within 10 s of k3k serving (the work agent re-reads each
+ * ManifestWork's manifests 1 to 1.9 intervals after its last sync; OCM's own default 10 s).
+ */
+export const REMOTE_STATUS_SYNC_INTERVAL_SECONDS = 5;
 
 /** What `--remote` adds, for the summary (up.ts) and the supervisor's log. */
 export const REMOTE_LINES = [
@@ -81,6 +89,7 @@ export const REMOTE_LINES = [
   `the Cells bound to it), the provider baseline and k3k, and local-up runs the KubeCell cell`,
   'agent the hub delivers (ManifestWork kubecell-cell-agent) as a process, as a kubelet would',
   'run its Deployment: same command and environment, the token of its ServiceAccount',
-  `kubecell-system/kubecell-cell-agent, passes every ${REMOTE_AGENT_INTERVAL_SECONDS} s. The hub's KubeCell never connects`,
+  `kubecell-system/kubecell-cell-agent, passes every ${REMOTE_AGENT_INTERVAL_SECONDS} s and on the changes it watches; OCM's`,
+  `work agent syncs the ManifestWorks' status every ${REMOTE_STATUS_SYNC_INTERVAL_SECONDS} s. The hub's KubeCell never connects`,
   `to ${REMOTE_CLUSTER_NAME}: everything arrives as ManifestWork status feedback.`,
 ];

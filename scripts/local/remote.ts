@@ -3,7 +3,8 @@
 //   remoteStackOptions()  what the KubeCell stack (test/cluster/kubecell-stack.ts) starts on top
 //                         of today's hub: the real OCM hub (`ocmHub: 'real'`), a managed control
 //                         plane joined as cell-remote by OCM's real agents (with k3k's CRDs, which
-//                         the VirtualClusters' works carry), and the hook server's sealing key
+//                         the VirtualClusters' works carry; the work agent's status sync every
+//                         REMOTE_STATUS_SYNC_INTERVAL_SECONDS), and the hook server's sealing key
 //   hubSimulationClient() the hub's simulation, minus the Cells bound to cell-remote (cell-view.ts)
 //   startRemoteWorld()    on cell-remote: test/simulate/ (kubelets of the Cells bound to it,
 //                         the provider baseline, k3k; no OCM: the real agents are there) and the
@@ -21,6 +22,7 @@ import { repeatSuppressing } from './log-lines.js';
 import {
   REMOTE_AGENT_INTERVAL_SECONDS,
   REMOTE_CLUSTER_NAME,
+  REMOTE_STATUS_SYNC_INTERVAL_SECONDS,
   SIMULATED_NODES_PER_PROFILE,
 } from './options.js';
 import type { RemoteFiles } from './remote-files.js';
@@ -34,6 +36,7 @@ export function remoteStackOptions(
     ocmHub: 'real',
     ocmManagedCluster: {
       name: REMOTE_CLUSTER_NAME,
+      statusSyncIntervalSeconds: REMOTE_STATUS_SYNC_INTERVAL_SECONDS,
       // The k3k Cluster of each VirtualCluster's work must have its CRD there before it applies.
       extraCrdFiles: k3kCrdFiles(),
       log: (line) => log(`[${REMOTE_CLUSTER_NAME}] ${line}`),
