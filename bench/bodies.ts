@@ -1,14 +1,15 @@
 /**
- * Realistic Metacontroller request bodies for the benchmark, built from the controllers' test
- * fixtures (hooks/cell/testing.ts, hooks/virtualcluster/testing.ts, hooks/plan/testing.ts)
- * and filled out the way the apiserver stores objects: uids, resourceVersions, owner
- * references, container statuses, Node conditions, addresses, nodeInfo and images. Everything
- * is deterministic (no randomness), so two runs send the same bytes.
+ * Realistic Cell sync request bodies for the benchmark, built from the Cell controller's test
+ * fixtures (hooks/cell/testing.ts) and filled out the way the apiserver stores objects: uids,
+ * resourceVersions, owner references, container statuses, Node conditions, addresses, nodeInfo
+ * and images. Everything is deterministic (no randomness), so two runs send the same bytes.
  *
  * Sizes: a Pod is about 1.2 kB of JSON and a Node about 4 kB, so a Cell sync body for 1,000
- * Nodes with 20 pods each is about 28 MB, the size DESIGN.md and the README quote.
+ * Nodes with 20 pods each is about 28 MB, the size DESIGN.md and the README quote. Nodes and
+ * pods carry no managedFields (what Metacontroller sends has them): the scaling part measures
+ * these same bodies. The other hooks' bodies are in bodies-*.ts.
  */
-import type { Cell, CellStatus, VirtualCluster } from '../hooks/generated/types/index.js';
+import type { Cell, CellStatus } from '../hooks/generated/types/index.js';
 import {
   cell as cellFixture,
   hostNamespace,
@@ -24,17 +25,6 @@ import { syncCell } from '../hooks/cell/sync.js';
 import { DEFAULT_CELL_CONFIG } from '../hooks/cell/config.js';
 import type { Node, Pod } from '../hooks/kube/objects.js';
 import type { KubernetesObject } from '../hooks/metacontroller/protocol.js';
-import { toObjectMap } from '../hooks/metacontroller/protocol.js';
-import { plan as planFixture } from '../hooks/plan/testing.js';
-import { syncVirtualCluster } from '../hooks/virtualcluster/sync.js';
-import {
-  asObserved,
-  CONFIG as VC_CONFIG,
-  k3kKubeconfigSecret,
-  smallClass,
-  syncRequest as vcSyncRequest,
-  virtualCluster as vcFixture,
-} from '../hooks/virtualcluster/testing.js';
 
 export type Json = Record<string, unknown>;
 
@@ -365,7 +355,10 @@ function leaseAt(now: Date): KubernetesObject {
   return fresh;
 }
 
-/** What the Cell controller reports for the HTTP benchmark's Cell (10 Nodes), as VCs and plans see it. */
+/**
+ * The benchmark's Cell with the status the Cell controller reports for `nodes` Nodes, as the
+ * VirtualClusters, plans and the webhook see it.
+ */
 export function reportedCell(now: Date, nodes: number): Cell {
   const body = cellSyncBody({ nodes, podsPerNode: 20, hostNamespaces: 20 }, now);
   const request = body as unknown as Parameters<typeof syncCell>[0];
@@ -376,78 +369,4 @@ export function reportedCell(now: Date, nodes: number): Cell {
   cell.metadata.uid = 'cell1-uid';
   cell.status = status as CellStatus;
   return cell;
-}
-
-/**
- * A resolved VirtualCluster in steady state, as Metacontroller sends it on a sync: its 5
- * children observed (the Service with its NodePort), k3k's kubeconfig, its Cell (with the status
- * the Cell controller reports for `nodes` Nodes), class and namespace. Its customize rules relate
- * neither the Nodes nor the other VirtualClusters of the Cell (issue 14), so `nodes` only
- * changes the Cell's status, which is bounded.
- */
-export function virtualClusterSyncBody(now: Date, nodes: number): Json {
-  const vc = vcFixture({ namespace: 'tenant-000' });
-  const cell = reportedCell(now, nodes);
-  const related: KubernetesObject[] = [cell, smallClass(), hostNamespaceOf('tenant-000')];
-  const first = syncVirtualCluster(vcSyncRequest(vc, related), VC_CONFIG, now);
-  if (first.status === null || !(first.status as Json).resolved) {
-    throw new Error(
-      `the benchmark VirtualCluster did not resolve: ${JSON.stringify(first.status).slice(0, 500)}`,
-    );
-  }
-  const withSecret = [...related, k3kKubeconfigSecret(undefined, 'tenant-000')];
-  const observe = (children: KubernetesObject[]) =>
-    children.map((child) => asObserved(child, child.kind === 'Service' ? { nodePort: 31234 } : {}));
-  let parent = { ...vc, status: first.status } as VirtualCluster;
-  let children = observe(first.children);
-  // Two more syncs: the Secret appears once the NodePort is observed, then everything is applied.
-  for (let round = 0; round < 2; round++) {
-    const next = syncVirtualCluster(vcSyncRequest(parent, withSecret, children), VC_CONFIG, now);
-    parent = { ...vc, status: next.status } as VirtualCluster;
-    children = observe(next.children);
-  }
-  const request = vcSyncRequest(parent, withSecret, children);
-  return JSON.parse(
-    JSON.stringify({
-      controller: controllerObject('virtualcluster', 'virtualclusters'),
-      ...request,
-    }),
-  ) as Json;
-}
-
-function hostNamespaceOf(name: string): KubernetesObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: {
-      name,
-      uid: uid(`ns-${name}`),
-      labels: { 'kubecell.io/host-namespace': 'true', 'kubernetes.io/metadata.name': name },
-    },
-    spec: { finalizers: ['kubernetes'] },
-    status: { phase: 'Active' },
-  } as KubernetesObject;
-}
-
-/**
- * A plan for the same Cell: Cell (reported status), class and namespace (the plan relates only
- * the VirtualClusters of its namespace, and tenant-000 hosts none).
- */
-export function planSyncBody(now: Date, nodes: number): Json {
-  const parent = planFixture();
-  parent.metadata.namespace = 'tenant-000';
-  const related = toObjectMap([
-    reportedCell(now, nodes),
-    smallClass(),
-    hostNamespaceOf('tenant-000'),
-  ]);
-  return JSON.parse(
-    JSON.stringify({
-      controller: controllerObject('plan', 'virtualclusterplans'),
-      parent,
-      children: {},
-      related,
-      finalizing: false,
-    }),
-  ) as Json;
 }

@@ -2,14 +2,18 @@
  * The floor of the HTTP benchmark: a plain Node.js HTTP server that only reads a body, parses it
  * with JSON.parse and answers JSON.stringify of the result. No framework, no logging, no checks.
  * Any hook costs at least this much per request; the benchmark reports hooks as a ratio to it.
+ * With a TLS port, certificate and key, the same floor is served over HTTPS too, the floor of
+ * the admission webhook (bench/floor-tls.ts).
  *
- *   node --import tsx bench/floor-server.ts <port>
+ *   node --import tsx bench/floor-server.ts <port> [<tls port> <cert file> <key file>]
  */
-import http from 'node:http';
+import { readFileSync } from 'node:fs';
+import type { RequestListener } from 'node:http';
+import { listenPlainAndTls } from './floor-tls.js';
 
-const port = Number(process.argv[2]);
+const [port, tlsPort, certFile, keyFile] = process.argv.slice(2);
 
-const server = http.createServer((req, res) => {
+const floor: RequestListener = (req, res) => {
   if (req.method === 'GET') {
     res.writeHead(200).end('ok'); // readiness, for the benchmark
     return;
@@ -30,9 +34,16 @@ const server = http.createServer((req, res) => {
     });
     res.end(out);
   });
-});
-// As the hook server (hooks/main.ts): keep-alive connections outlive the client's.
-server.keepAliveTimeout = 95_000;
-server.headersTimeout = 96_000;
-server.listen(port, '127.0.0.1');
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => process.exit(0));
+};
+
+listenPlainAndTls(
+  floor,
+  Number(port),
+  tlsPort !== undefined && certFile !== undefined && keyFile !== undefined
+    ? {
+        port: Number(tlsPort),
+        cert: readFileSync(certFile, 'utf8'),
+        key: readFileSync(keyFile, 'utf8'),
+      }
+    : undefined,
+);

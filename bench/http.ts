@@ -1,15 +1,24 @@
 /**
- * Hook throughput and latency over HTTP with autocannon, against the real hook server
- * (`node --import tsx hooks/main.ts`, logging one info line per call to /dev/null as in
- * production) and, in the same run, against the floor: a plain Node.js server that only parses
- * and re-serialises the same body (bench/floor-server.ts). Each hook is reported as a ratio to
- * the floor's time per request (wall time / completed requests) at the same concurrency, and
- * of the server process's CPU time per request.
+ * Hook throughput and latency over HTTP with autocannon, for every case of bench/http-cases.ts,
+ * against the real hook server and, in the same run, against the floor: a plain Node.js server
+ * that only parses and re-serialises the same body (bench/floor-server.ts; over HTTPS with the
+ * same certificate for the admission webhook). Each hook is reported as a ratio to the floor's
+ * time per request (wall time / completed requests) at the same concurrency, and of the server
+ * process's CPU time per request (bench/http-servers.ts says which processes and settings).
+ *
+ * How much is sent: a case whose concurrency times its body exceeds maxBodyBytesInFlight runs
+ * with fewer connections (the largest that fits), recorded with the concurrency asked for:
+ * autocannon keeps a copy of the request per connection and both servers buffer every body
+ * they receive, so 64 × 146 MB (5,000 Nodes) would hold 9 GB in the client and in each server.
+ * A case where one round (one request per connection, served one after another) does not fit
+ * ten times in the run's duration is measured by count instead of duration: at least two
+ * rounds, after one round of warm-up, so that no run ends with requests still in flight.
  */
 import autocannon from 'autocannon';
-import { freeLoopbackPorts } from '../test/cluster/ports.js';
-import { planSyncBody, virtualClusterSyncBody, cellSyncBody, type Json } from './bodies.js';
-import { startServer, type Server } from './processes.js';
+import { httpCases, type HttpCase } from './http-cases.js';
+import { postOnce } from './floor-tls.js';
+import { startHttpServers, type HttpServers, type Target } from './http-servers.js';
+import type { Json } from './stored.js';
 
 export interface LoadRun {
   target: 'hook' | 'floor';
@@ -24,6 +33,8 @@ export interface LoadRun {
   latencyP99Ms: number;
   /** Server CPU (user + system) per request; undefined off Linux. */
   cpuPerRequestMs?: number;
+  /** The apiserver stub's CPU per request, for the webhook's reviews (its lookups). */
+  apiserverCpuPerRequestMs?: number;
   non2xx: number;
   errors: number;
   timeouts: number;
@@ -31,10 +42,15 @@ export interface LoadRun {
 
 export interface HttpCaseResult {
   hook: string;
+  path: string;
   bodyBytes: number;
   responseBytes: number;
   runs: Array<{
     connections: number;
+    /** The concurrency asked for, when the run used fewer connections (see the module comment). */
+    requestedConnections?: number;
+    /** `requests`: measured by count, not duration (see the module comment). */
+    measuredBy: 'duration' | 'requests';
     hook: LoadRun;
     floor: LoadRun;
     /** hook / floor, time per request. */
@@ -48,73 +64,92 @@ export interface HttpOptions {
   durationSeconds: number;
   warmupSeconds: number;
   connections: number[];
-  /** Nodes of the Cell the bodies describe (the Cell sync body carries 20 pods per Node). */
-  cellNodes: number;
+  /** Nodes of the Cells measured (20 pods per Node). */
+  cellNodes: number[];
+  /** Request bytes the benchmark lets be in flight at once (see the module comment). */
+  maxBodyBytesInFlight: number;
   log: (line: string) => void;
 }
 
-interface HttpCase {
-  hook: string;
-  path: string;
-  body: string;
+/** How one case is loaded at one concurrency. */
+interface LoadPlan {
+  connections: number;
+  measure: { duration: number } | { amount: number };
+  warmup?: { duration: number } | { amount: number };
+  /** autocannon's per-request timeout, seconds. */
+  timeout: number;
 }
 
-function cases(now: Date, cellNodes: number): HttpCase[] {
-  const text = (body: Json) => JSON.stringify(body);
-  return [
-    {
-      hook: 'virtualcluster/sync',
-      path: '/hooks/virtualcluster/sync',
-      body: text(virtualClusterSyncBody(now, cellNodes)),
-    },
-    {
-      hook: 'cell/sync',
-      path: '/hooks/cell/sync',
-      body: text(cellSyncBody({ nodes: cellNodes, podsPerNode: 20, hostNamespaces: 20 }, now)),
-    },
-    { hook: 'plan/sync', path: '/hooks/plan/sync', body: text(planSyncBody(now, cellNodes)) },
-  ];
-}
-
-async function load(
-  server: Server,
-  path: string,
-  body: string,
-  connections: number,
-  seconds: number,
-) {
-  const cpuBefore = server.cpuMs();
-  const result = await autocannon({
-    url: `${server.base}${path}`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body,
-    connections,
-    pipelining: 1,
-    duration: seconds,
-    timeout: 30,
-  });
-  const cpuAfter = server.cpuMs();
+export function loadPlan(
+  asked: number,
+  bodyBytes: number,
+  secondsPerRequest: number,
+  options: Pick<HttpOptions, 'durationSeconds' | 'warmupSeconds' | 'maxBodyBytesInFlight'>,
+): LoadPlan {
+  const connections = Math.max(
+    1,
+    Math.min(asked, Math.floor(options.maxBodyBytesInFlight / bodyBytes)),
+  );
+  const round = connections * secondsPerRequest;
+  const timeout = Math.max(30, Math.ceil(round * 4));
+  if (round * 10 <= options.durationSeconds) {
+    return {
+      connections,
+      measure: { duration: options.durationSeconds },
+      ...(options.warmupSeconds > 0 ? { warmup: { duration: options.warmupSeconds } } : {}),
+      timeout,
+    };
+  }
+  const rounds = Math.max(2, Math.ceil(options.durationSeconds / round));
   return {
-    result,
-    cpuMs: cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : undefined,
+    connections,
+    measure: { amount: connections * rounds },
+    ...(options.warmupSeconds > 0 ? { warmup: { amount: connections } } : {}),
+    timeout,
   };
 }
 
-async function measure(
-  target: 'hook' | 'floor',
-  server: Server,
-  path: string,
-  body: string,
-  connections: number,
-  options: HttpOptions,
-): Promise<LoadRun> {
-  if (options.warmupSeconds > 0) await load(server, path, body, connections, options.warmupSeconds);
-  const { result, cpuMs } = await load(server, path, body, connections, options.durationSeconds);
+interface Load {
+  target: Target;
+  path: string;
+  body: Buffer;
+  connections: number;
+  timeout: number;
+  apiserver?: HttpServers['apiserver'];
+}
+
+async function load(run: Load, size: { duration: number } | { amount: number }) {
+  const cpu = () => [run.target.server.cpuMs(), run.apiserver?.cpuMs()] as const;
+  const before = cpu();
+  const result = await autocannon({
+    url: `${run.target.base}${run.path}`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: run.body,
+    connections: run.connections,
+    pipelining: 1,
+    timeout: run.timeout,
+    ...size,
+  });
+  const after = cpu();
+  const spent = (i: 0 | 1) => {
+    const [start, end] = [before[i], after[i]];
+    return start !== undefined && end !== undefined ? end - start : undefined;
+  };
+  return { result, cpuMs: spent(0), apiserverCpuMs: spent(1) };
+}
+
+async function measure(target: 'hook' | 'floor', run: Load, plan: LoadPlan): Promise<LoadRun> {
+  if (plan.warmup) await load(run, plan.warmup);
+  const { result, cpuMs, apiserverCpuMs } = await load(run, plan.measure);
   const requests = result.requests.total;
+  const per = (ms: number | undefined) =>
+    ms !== undefined && requests > 0 ? ms / requests : undefined;
+  const cpuPerRequestMs = per(cpuMs);
+  const apiserverCpuPerRequestMs = per(apiserverCpuMs);
   return {
     target,
-    connections,
+    connections: run.connections,
     durationSeconds: result.duration,
     requests,
     timePerRequestMs: requests > 0 ? (result.duration * 1000) / requests : Number.NaN,
@@ -122,75 +157,100 @@ async function measure(
     latencyMeanMs: result.latency.average,
     latencyP50Ms: result.latency.p50,
     latencyP99Ms: result.latency.p99,
-    ...(cpuMs !== undefined && requests > 0 ? { cpuPerRequestMs: cpuMs / requests } : {}),
+    ...(cpuPerRequestMs !== undefined ? { cpuPerRequestMs } : {}),
+    ...(apiserverCpuPerRequestMs !== undefined ? { apiserverCpuPerRequestMs } : {}),
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
   };
 }
 
-/** One request, to check the answer is a 200 before measuring. */
-async function probe(server: Server, path: string, body: string): Promise<number> {
-  const res = await fetch(`${server.base}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body,
-  });
-  const text = await res.text();
-  if (res.status !== 200)
-    throw new Error(`${server.name} ${path} answered ${res.status}: ${text.slice(0, 500)}`);
-  return Buffer.byteLength(text);
+/**
+ * Sends the body once to each server, sequentially, checking the hook's answer is the steady
+ * state's (http-cases.ts) and the floor's a 200; then times a few more hook calls. Returns the
+ * hook's answer size and its fastest call, in seconds.
+ */
+async function probe(
+  servers: HttpServers,
+  httpCase: HttpCase,
+  text: string,
+  body: Json,
+): Promise<{ responseBytes: number; secondsPerRequest: number }> {
+  const { hook, floor } = servers.targets[httpCase.listener];
+  const post = (target: Target) => postOnce(`${target.base}${httpCase.path}`, text, servers.ca);
+  const answer = await post(hook);
+  if (answer.status !== 200) {
+    throw new Error(`hook server ${httpCase.hook}: ${answer.status} ${answer.text.slice(0, 500)}`);
+  }
+  const problem = httpCase.check(JSON.parse(answer.text) as Json, body);
+  if (problem !== undefined) throw new Error(`hook server ${httpCase.hook}: ${problem}`);
+  const floorAnswer = await post(floor);
+  if (floorAnswer.status !== 200) throw new Error(`floor ${httpCase.hook}: ${floorAnswer.status}`);
+  let fastest = Number.POSITIVE_INFINITY;
+  const started = Date.now();
+  for (let i = 0; i < 3 && Date.now() - started < 5000; i++) {
+    const t = performance.now();
+    await post(hook);
+    fastest = Math.min(fastest, (performance.now() - t) / 1000);
+  }
+  return { responseBytes: Buffer.byteLength(answer.text), secondsPerRequest: fastest };
+}
+
+/** The case's body, built now and probed; the objects it was built from are let go. */
+async function prepare(servers: HttpServers, httpCase: HttpCase) {
+  const object = httpCase.body(new Date());
+  const text = JSON.stringify(object);
+  return { body: Buffer.from(text), ...(await probe(servers, httpCase, text, object)) };
+}
+
+async function runCase(
+  servers: HttpServers,
+  httpCase: HttpCase,
+  options: HttpOptions,
+): Promise<HttpCaseResult> {
+  const { body, responseBytes, secondsPerRequest } = await prepare(servers, httpCase);
+  const { hook, floor } = servers.targets[httpCase.listener];
+  const apiserver = httpCase.listener === 'webhook' ? servers.apiserver : undefined;
+  const runs: HttpCaseResult['runs'] = [];
+  for (const asked of options.connections) {
+    const plan = loadPlan(asked, body.length, secondsPerRequest, options);
+    const by = 'amount' in plan.measure ? `${plan.measure.amount} requests` : 'duration';
+    options.log(
+      `http: ${httpCase.hook} (${(body.length / 1e6).toFixed(2)} MB) at concurrency ${plan.connections}` +
+        `${plan.connections === asked ? '' : ` (asked ${asked})`}, by ${by}`,
+    );
+    const common = {
+      path: httpCase.path,
+      body,
+      connections: plan.connections,
+      timeout: plan.timeout,
+    };
+    const floorRun = await measure('floor', { ...common, target: floor }, plan);
+    const hookRun = await measure('hook', { ...common, target: hook, apiserver }, plan);
+    runs.push({
+      connections: plan.connections,
+      ...(plan.connections === asked ? {} : { requestedConnections: asked }),
+      measuredBy: 'amount' in plan.measure ? 'requests' : 'duration',
+      hook: hookRun,
+      floor: floorRun,
+      ratio: hookRun.timePerRequestMs / floorRun.timePerRequestMs,
+      ...(hookRun.cpuPerRequestMs !== undefined && floorRun.cpuPerRequestMs !== undefined
+        ? { cpuRatio: hookRun.cpuPerRequestMs / floorRun.cpuPerRequestMs }
+        : {}),
+    });
+  }
+  return { hook: httpCase.hook, path: httpCase.path, bodyBytes: body.length, responseBytes, runs };
 }
 
 export async function runHttpBenchmark(options: HttpOptions): Promise<HttpCaseResult[]> {
-  const [hookPort, floorPort] = (await freeLoopbackPorts(2)) as [number, number];
-  const hookServer = await startServer({
-    name: 'hook server',
-    script: 'hooks/main.ts',
-    port: hookPort,
-    readyPath: '/readyz',
-    env: {
-      KUBECELL_PORT: String(hookPort),
-      KUBECELL_LOG_LEVEL: 'info',
-      KUBECELL_BODY_LIMIT: '64mb',
-      KUBECELL_MAX_INFLIGHT: '64',
-    },
-  });
-  const floorServer = await startServer({
-    name: 'floor server',
-    script: 'bench/floor-server.ts',
-    args: [String(floorPort)],
-    port: floorPort,
-    readyPath: '/',
-  }).catch(async (err: unknown) => {
-    await hookServer.stop();
-    throw err;
-  });
+  const servers = await startHttpServers(options.maxBodyBytesInFlight);
   try {
     const results: HttpCaseResult[] = [];
-    for (const { hook, path, body } of cases(new Date(), options.cellNodes)) {
-      const responseBytes = await probe(hookServer, path, body);
-      await probe(floorServer, path, body);
-      const runs: HttpCaseResult['runs'] = [];
-      for (const connections of options.connections) {
-        options.log(`http: ${hook} at concurrency ${connections}`);
-        const floor = await measure('floor', floorServer, path, body, connections, options);
-        const hookRun = await measure('hook', hookServer, path, body, connections, options);
-        runs.push({
-          connections,
-          hook: hookRun,
-          floor,
-          ratio: hookRun.timePerRequestMs / floor.timePerRequestMs,
-          ...(hookRun.cpuPerRequestMs !== undefined && floor.cpuPerRequestMs !== undefined
-            ? { cpuRatio: hookRun.cpuPerRequestMs / floor.cpuPerRequestMs }
-            : {}),
-        });
-      }
-      results.push({ hook, bodyBytes: Buffer.byteLength(body), responseBytes, runs });
+    for (const httpCase of httpCases(options.cellNodes)) {
+      results.push(await runCase(servers, httpCase, options));
     }
     return results;
   } finally {
-    await hookServer.stop();
-    await floorServer.stop();
+    await servers.stop();
   }
 }
