@@ -64,9 +64,10 @@ export function remoteTargets(remote: RemoteResult | undefined): Target[] {
           },
           {
             name: names[4] ?? '',
-            limit: '≤ 0.4 KB per Node',
+            // Issue 24's bound: a remote Cell lists every Node too (the cell agent reports them).
+            limit: '≤ 0.6 KB per Node',
             measured: perNode.map((bytesPerNode) => kb(bytesPerNode)).join(', '),
-            met: perNode.length > 0 && perNode.every((value) => value <= 0.4 * KB),
+            met: perNode.length > 0 && perNode.every((value) => value <= 0.6 * KB),
           },
           {
             name: names[5] ?? '',
