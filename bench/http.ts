@@ -10,9 +10,11 @@
  * with fewer connections (the largest that fits), recorded with the concurrency asked for:
  * autocannon keeps a copy of the request per connection and both servers buffer every body
  * they receive, so 64 × 146 MB (5,000 Nodes) would hold 9 GB in the client and in each server.
- * A case where one round (one request per connection, served one after another) does not fit
- * ten times in the run's duration is measured by count instead of duration: at least two
- * rounds, after one round of warm-up, so that no run ends with requests still in flight.
+ * A server for which one round (one request per connection, served one after another, at the
+ * pace of its fastest probe) does not fit ten times in the run's duration is measured by count
+ * instead of duration: at least two rounds, after two requests of warm-up on one connection,
+ * so that no run ends with many requests still in flight. Hook and floor are planned each at its own pace, so that
+ * a fast floor beside a slow hook is not measured over a few milliseconds.
  */
 import autocannon from 'autocannon';
 import { httpCases, type HttpCase } from './http-cases.js';
@@ -23,6 +25,8 @@ import type { Json } from './stored.js';
 export interface LoadRun {
   target: 'hook' | 'floor';
   connections: number;
+  /** `requests`: measured by count, not duration (see the module comment). */
+  measuredBy: 'duration' | 'requests';
   durationSeconds: number;
   requests: number;
   /** Wall time per completed request: duration / requests. */
@@ -49,8 +53,6 @@ export interface HttpCaseResult {
     connections: number;
     /** The concurrency asked for, when the run used fewer connections (see the module comment). */
     requestedConnections?: number;
-    /** `requests`: measured by count, not duration (see the module comment). */
-    measuredBy: 'duration' | 'requests';
     hook: LoadRun;
     floor: LoadRun;
     /** hook / floor, time per request. */
@@ -75,7 +77,8 @@ export interface HttpOptions {
 interface LoadPlan {
   connections: number;
   measure: { duration: number } | { amount: number };
-  warmup?: { duration: number } | { amount: number };
+  /** By count, on one connection: enough to warm the code, not a whole round of big bodies. */
+  warmup?: { duration: number } | { amount: number; connections: 1 };
   /** autocannon's per-request timeout, seconds. */
   timeout: number;
 }
@@ -104,7 +107,7 @@ export function loadPlan(
   return {
     connections,
     measure: { amount: connections * rounds },
-    ...(options.warmupSeconds > 0 ? { warmup: { amount: connections } } : {}),
+    ...(options.warmupSeconds > 0 ? { warmup: { amount: 2, connections: 1 } } : {}),
     timeout,
   };
 }
@@ -114,34 +117,56 @@ interface Load {
   path: string;
   body: Buffer;
   connections: number;
-  timeout: number;
   apiserver?: HttpServers['apiserver'];
 }
 
-async function load(run: Load, size: { duration: number } | { amount: number }) {
+/** autocannon's run: a promise of the result that also reports each response as it comes. */
+type Run = ReturnType<typeof autocannon> & { on(event: 'response', listener: () => void): void };
+
+/**
+ * One autocannon run. Its wall time is autocannon's `duration` when it runs for a duration;
+ * by count it runs from the start to the last response: autocannon notices that every
+ * connection is done only at its next sample tick (every second, lib/run.js `tickInterval`),
+ * which would round the run up to whole seconds.
+ */
+async function load(run: Load, size: { duration: number } | { amount: number }, timeout: number) {
   const cpu = () => [run.target.server.cpuMs(), run.apiserver?.cpuMs()] as const;
   const before = cpu();
-  const result = await autocannon({
+  const started = performance.now();
+  let lastResponse = started;
+  const running = autocannon({
     url: `${run.target.base}${run.path}`,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: run.body,
     connections: run.connections,
     pipelining: 1,
-    timeout: run.timeout,
+    timeout,
     ...size,
+  }) as Run;
+  running.on('response', () => {
+    lastResponse = performance.now();
   });
+  const result = await running;
   const after = cpu();
   const spent = (i: 0 | 1) => {
     const [start, end] = [before[i], after[i]];
     return start !== undefined && end !== undefined ? end - start : undefined;
   };
-  return { result, cpuMs: spent(0), apiserverCpuMs: spent(1) };
+  const seconds = 'amount' in size ? (lastResponse - started) / 1000 : result.duration;
+  return { result, seconds, cpuMs: spent(0), apiserverCpuMs: spent(1) };
 }
 
 async function measure(target: 'hook' | 'floor', run: Load, plan: LoadPlan): Promise<LoadRun> {
-  if (plan.warmup) await load(run, plan.warmup);
-  const { result, cpuMs, apiserverCpuMs } = await load(run, plan.measure);
+  const { warmup } = plan;
+  if (warmup && 'amount' in warmup) {
+    await load(
+      { ...run, connections: warmup.connections },
+      { amount: warmup.amount },
+      plan.timeout,
+    );
+  } else if (warmup) await load(run, warmup, plan.timeout);
+  const { result, seconds, cpuMs, apiserverCpuMs } = await load(run, plan.measure, plan.timeout);
   const requests = result.requests.total;
   const per = (ms: number | undefined) =>
     ms !== undefined && requests > 0 ? ms / requests : undefined;
@@ -150,10 +175,11 @@ async function measure(target: 'hook' | 'floor', run: Load, plan: LoadPlan): Pro
   return {
     target,
     connections: run.connections,
-    durationSeconds: result.duration,
+    measuredBy: 'amount' in plan.measure ? 'requests' : 'duration',
+    durationSeconds: seconds,
     requests,
-    timePerRequestMs: requests > 0 ? (result.duration * 1000) / requests : Number.NaN,
-    requestsPerSecond: requests / result.duration,
+    timePerRequestMs: requests > 0 ? (seconds * 1000) / requests : Number.NaN,
+    requestsPerSecond: requests / seconds,
     latencyMeanMs: result.latency.average,
     latencyP50Ms: result.latency.p50,
     latencyP99Ms: result.latency.p99,
@@ -165,17 +191,34 @@ async function measure(target: 'hook' | 'floor', run: Load, plan: LoadPlan): Pro
   };
 }
 
+/** The fastest of a few calls one after another (at most 5 s of them), in seconds. */
+async function pace(call: () => Promise<unknown>): Promise<number> {
+  let fastest = Number.POSITIVE_INFINITY;
+  const started = Date.now();
+  for (let i = 0; i < 3 && Date.now() - started < 5000; i++) {
+    const t = performance.now();
+    await call();
+    fastest = Math.min(fastest, (performance.now() - t) / 1000);
+  }
+  return fastest;
+}
+
+interface Probed {
+  responseBytes: number;
+  /** Each server's pace, for its load plan. */
+  secondsPerRequest: Record<'hook' | 'floor', number>;
+}
+
 /**
- * Sends the body once to each server, sequentially, checking the hook's answer is the steady
- * state's (http-cases.ts) and the floor's a 200; then times a few more hook calls. Returns the
- * hook's answer size and its fastest call, in seconds.
+ * Sends the body to each server, checking the hook's answer is the steady state's
+ * (http-cases.ts) and the floor's a 200, then times a few more calls of each.
  */
 async function probe(
   servers: HttpServers,
   httpCase: HttpCase,
   text: string,
   body: Json,
-): Promise<{ responseBytes: number; secondsPerRequest: number }> {
+): Promise<Probed> {
   const { hook, floor } = servers.targets[httpCase.listener];
   const post = (target: Target) => postOnce(`${target.base}${httpCase.path}`, text, servers.ca);
   const answer = await post(hook);
@@ -186,14 +229,10 @@ async function probe(
   if (problem !== undefined) throw new Error(`hook server ${httpCase.hook}: ${problem}`);
   const floorAnswer = await post(floor);
   if (floorAnswer.status !== 200) throw new Error(`floor ${httpCase.hook}: ${floorAnswer.status}`);
-  let fastest = Number.POSITIVE_INFINITY;
-  const started = Date.now();
-  for (let i = 0; i < 3 && Date.now() - started < 5000; i++) {
-    const t = performance.now();
-    await post(hook);
-    fastest = Math.min(fastest, (performance.now() - t) / 1000);
-  }
-  return { responseBytes: Buffer.byteLength(answer.text), secondsPerRequest: fastest };
+  return {
+    responseBytes: Buffer.byteLength(answer.text),
+    secondsPerRequest: { hook: await pace(() => post(hook)), floor: await pace(() => post(floor)) },
+  };
 }
 
 /** The case's body, built now and probed; the objects it was built from are let go. */
@@ -202,6 +241,9 @@ async function prepare(servers: HttpServers, httpCase: HttpCase) {
   const text = JSON.stringify(object);
   return { body: Buffer.from(text), ...(await probe(servers, httpCase, text, object)) };
 }
+
+const describePlan = (plan: LoadPlan) =>
+  'amount' in plan.measure ? `${plan.measure.amount} requests` : `${plan.measure.duration} s`;
 
 async function runCase(
   servers: HttpServers,
@@ -213,24 +255,20 @@ async function runCase(
   const apiserver = httpCase.listener === 'webhook' ? servers.apiserver : undefined;
   const runs: HttpCaseResult['runs'] = [];
   for (const asked of options.connections) {
-    const plan = loadPlan(asked, body.length, secondsPerRequest, options);
-    const by = 'amount' in plan.measure ? `${plan.measure.amount} requests` : 'duration';
+    const floorPlan = loadPlan(asked, body.length, secondsPerRequest.floor, options);
+    const hookPlan = loadPlan(asked, body.length, secondsPerRequest.hook, options);
+    const { connections } = hookPlan; // the same for both: it depends on the body only
     options.log(
-      `http: ${httpCase.hook} (${(body.length / 1e6).toFixed(2)} MB) at concurrency ${plan.connections}` +
-        `${plan.connections === asked ? '' : ` (asked ${asked})`}, by ${by}`,
+      `http: ${httpCase.hook} (${(body.length / 1e6).toFixed(2)} MB) at concurrency ` +
+        `${connections}${connections === asked ? '' : ` (asked ${asked})`}: floor ` +
+        `${describePlan(floorPlan)}, hook ${describePlan(hookPlan)}`,
     );
-    const common = {
-      path: httpCase.path,
-      body,
-      connections: plan.connections,
-      timeout: plan.timeout,
-    };
-    const floorRun = await measure('floor', { ...common, target: floor }, plan);
-    const hookRun = await measure('hook', { ...common, target: hook, apiserver }, plan);
+    const common = { path: httpCase.path, body, connections };
+    const floorRun = await measure('floor', { ...common, target: floor }, floorPlan);
+    const hookRun = await measure('hook', { ...common, target: hook, apiserver }, hookPlan);
     runs.push({
-      connections: plan.connections,
-      ...(plan.connections === asked ? {} : { requestedConnections: asked }),
-      measuredBy: 'amount' in plan.measure ? 'requests' : 'duration',
+      connections,
+      ...(connections === asked ? {} : { requestedConnections: asked }),
       hook: hookRun,
       floor: floorRun,
       ratio: hookRun.timePerRequestMs / floorRun.timePerRequestMs,

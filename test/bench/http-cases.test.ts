@@ -108,7 +108,7 @@ describe('HTTP benchmark cases (bench/http-cases.ts)', function () {
     const huge = loadPlan(64, 146e6, 2.5, options);
     expect(huge.connections).to.equal(14);
     expect(huge.measure).to.deep.equal({ amount: 28 });
-    expect(huge.warmup).to.deep.equal({ amount: 14 });
+    expect(huge.warmup).to.deep.equal({ amount: 2, connections: 1 });
     expect(huge.timeout).to.equal(140);
     const small = loadPlan(64, 33_000, 0.002, options);
     expect(small).to.deep.include({ connections: 64, measure: { duration: 10 } });
