@@ -61,6 +61,7 @@ describe('Kubernetes API lookups through client-node (hooks/kube/kube-config.ts,
   let base: string;
   let port: number;
   const seen: Seen[] = [];
+  let connections = 0;
   const dir = mkdtempSync(join(tmpdir(), 'kubecell-kube-api-'));
 
   before(async () => {
@@ -133,6 +134,7 @@ describe('Kubernetes API lookups through client-node (hooks/kube/kube-config.ts,
         }
       },
     );
+    server.on('secureConnection', () => (connections += 1));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
     base = `https://127.0.0.1:${port}`;
@@ -194,6 +196,19 @@ describe('Kubernetes API lookups through client-node (hooks/kube/kube-config.ts,
     ).to.deep.equal([{ metadata: { name: 'team-a', namespace: 'tenant-a' } }]);
     expect(await lookup.listVirtualClusters({ namespace: 'tenant-a' })).to.deep.equal([]);
     expect(seen.map((s) => s.authorization)).to.deep.equal(Array(5).fill('Bearer tok-1'));
+  });
+
+  it('reuses one kept-alive TLS connection for successive lookups (client-node opens one per request)', async () => {
+    const lookup = lookupFromKubeconfig(kubeconfig({ token: 'tok-reuse' }));
+    const before = connections;
+    for (let i = 0; i < 4; i++) {
+      expect(await lookup.namespaceLabels('bare')).to.deep.equal({});
+      expect(await lookup.getVirtualNodeClass('small')).to.not.equal(undefined);
+    }
+    expect(seen).to.have.length(8);
+    expect(seen.every((s) => s.authorization === 'Bearer tok-reuse')).to.equal(true);
+    // At most one: an earlier lookup with the same credentials may have opened it already.
+    expect(connections - before, 'new TLS connections for 8 lookups').to.be.at.most(1);
   });
 
   it('reads a Cell and a VirtualNodeClass: only their namespaceSelector, undefined when absent', async () => {
