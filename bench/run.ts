@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: the KubeCell benchmark. Writes bench/results.json and bench/results.md.
  *
- *   npm run bench                         everything (about 65 minutes on 2 cores)
+ *   npm run bench                         everything (well over an hour on 2 cores: the http part
+ *                                         alone, with every hook, 15 to 30 minutes)
  *   npm run bench -- --only=http,scaling  some parts: http, scaling, apiserver, metacontroller, idle,
  *                                         remote
  *   npm run bench -- --quick              shorter runs and sizes, to try the harness
