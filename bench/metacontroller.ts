@@ -22,14 +22,20 @@
  * Per VirtualCluster: apply (the create answered) → children created (the k3k Cluster exists:
  * its ADDED watch event), k3k served (the simulator wrote Ready and the kubeconfig Secret) →
  * VirtualCluster Ready (phase Ready seen on the watch), apply → Ready. Per wave: the total,
- * hook calls, Metacontroller's requests against what its client-go token bucket lets through
- * (burst + QPS × the wave's duration), its work queue, CPU time.
+ * hook calls, Metacontroller's requests (by method and code against what its client-go token
+ * bucket lets through, burst + QPS × the wave's duration; by verb and resource from the
+ * apiserver's audit log, which records Metacontroller's requests only), its work queue, CPU time.
  */
 import { readFileSync, statSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import { parse } from 'yaml';
-import { startKubeCellStack, type KubeCellStack } from '../test/cluster/kubecell-stack.js';
+import { serviceAccountUserName } from '../test/cluster/audit.js';
+import {
+  METACONTROLLER_SERVICE_ACCOUNT,
+  startKubeCellStack,
+  type KubeCellStack,
+} from '../test/cluster/kubecell-stack.js';
 import {
   KubeClient,
   resourcePath,
@@ -37,6 +43,7 @@ import {
   type KubeObject,
   type Simulation,
 } from '../test/simulate/index.js';
+import { auditLogOffset, perEach, readAuditRequests, type AuditCounts } from './audit-log.js';
 import { cpuMsOf } from './processes.js';
 import { cellObject, classObject, virtualClusterObject, type BenchWorldNames } from './world.js';
 
@@ -115,6 +122,12 @@ export interface WaveResult {
   /** Metacontroller's requests to the apiserver during the wave (client-go), by method and code. */
   apiRequests: Record<string, number>;
   /**
+   * Metacontroller's requests as the apiserver's audit log records them (bench/audit-log.ts),
+   * received from the first create sent until the last VirtualCluster was Ready: by verb and
+   * resource, in all and per VirtualCluster. Absent in runs before it was recorded.
+   */
+  auditRequests?: AuditCounts & { perVirtualCluster: Record<string, number> };
+  /**
    * The most requests client-go's token bucket lets through during the wave:
    * burst + QPS × (first create → last Ready). When the requests beyond API discovery
    * (FlagSetResult.discoveryRequestsPerSecond) come to this, the rate limiter was the
@@ -167,6 +180,8 @@ export interface MetacontrollerResult {
   metacontrollerVersion: string;
   /** Metacontroller flags every set shares (set by the stack). */
   commonArgs: string[];
+  /** The user whose requests the apiserver's audit log recorded (absent in runs before it). */
+  auditedUser?: string;
   setup: {
     profileNodes: number;
     k3kIntervalMs: number;
@@ -189,6 +204,8 @@ const PROFILE = 'bench-cpu';
 const CLASS = 'bench-small';
 const CLASS_ENTITLEMENT = { 'requests.cpu': '1', 'requests.memory': '2Gi', pods: '20' };
 const VC_NAME = 'vc';
+/** Metacontroller runs as this ServiceAccount in the stack; its requests are audited. */
+const METACONTROLLER_USER = serviceAccountUserName(METACONTROLLER_SERVICE_ACCOUNT);
 const IDLE_WINDOW_MS = 10_000;
 const USER_FIELD_MANAGER = 'bench-user';
 const POLICIES = [
@@ -510,6 +527,36 @@ export function throttling(logFile: string, from = 0): { count: number; maxSecon
   };
 }
 
+/**
+ * Metacontroller's requests the apiserver received from `fromMs` to `toMs` (the wave), from its
+ * audit log written since `offset`. The apiserver writes an event once the response is sent; a
+ * request received just before the last Ready may still be answering, so the log is read a
+ * moment later.
+ */
+async function auditedRequests(
+  file: string,
+  offset: number,
+  fromMs: number,
+  toMs: number,
+  virtualClusters: number,
+): Promise<WaveResult['auditRequests']> {
+  await sleep(1000);
+  const counts = readAuditRequests(file, { user: METACONTROLLER_USER, fromMs, toMs }, offset);
+  return { ...counts, perVirtualCluster: perEach(counts.byRequest, virtualClusters) };
+}
+
+/** One log line: the audited requests per VirtualCluster, most first. */
+function auditSummary(audit: NonNullable<WaveResult['auditRequests']>): string {
+  const each = Object.entries(audit.perVirtualCluster)
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .map(([key, count]) => `${key} ${count}`)
+    .join(', ');
+  const codes = Object.entries(audit.byCodeClass)
+    .map(([code, count]) => `${code} ${count}`)
+    .join(', ');
+  return `Metacontroller's requests (audit log) ${audit.total} (${codes}); per VirtualCluster: ${each}`;
+}
+
 async function runWave(
   stack: KubeCellStack,
   client: KubeClient,
@@ -561,6 +608,8 @@ async function runWave(
   const logOffset = statSync(logFile).size;
   const hookBefore = await scrape(`${stack.hookServerUrl}/metrics`);
   const mcBefore = await scrape(stack.metacontroller.metricsUrl);
+  const auditFile = stack.cluster.auditLogFile;
+  const auditOffset = auditFile === undefined ? 0 : auditLogOffset(auditFile);
   const cpuBefore = processCpu(stack);
   const loadStart = round(os.loadavg()[0] ?? 0, 2);
 
@@ -611,6 +660,10 @@ async function runWave(
   const cpuAfter = processCpu(stack);
   const hookAfter = await scrape(`${stack.hookServerUrl}/metrics`);
   const mcAfter = await scrape(stack.metacontroller.metricsUrl);
+  const auditRequests =
+    auditFile === undefined
+      ? undefined
+      : await auditedRequests(auditFile, auditOffset, firstSent, allReadyAt, size);
 
   const served = (namespace: string) =>
     simulation.k3k?.served.get(`${namespace}/${VC_NAME}`)?.servedAt.getTime();
@@ -663,6 +716,7 @@ async function runWave(
     hookCalls: hook.ok,
     hookFailures: hook.failed,
     apiRequests,
+    ...(auditRequests ? { auditRequests } : {}),
     ...(queueAdds > 0
       ? {
           queue: {
@@ -689,6 +743,8 @@ async function runFlagSet(
   const stack = await startKubeCellStack({
     metacontrollerArgs: flagSet.args,
     provisioners: [],
+    // Only Metacontroller's requests: everyone else's would make the log many times larger.
+    controlPlane: { auditLog: { users: [METACONTROLLER_USER] } },
     log: (line) => log(`  stack: ${line}`),
   });
   const stackStartSeconds = (Date.now() - started) / 1000;
@@ -791,6 +847,7 @@ async function runFlagSet(
           `apply → Ready median ${(wave.toReady.medianMs / 1000).toFixed(2)} s / max ${(wave.toReady.maxMs / 1000).toFixed(2)} s, ` +
           `all Ready ${(wave.allReadyMs / 1000).toFixed(1)} s`,
       );
+      if (wave.auditRequests) log(`  N=${size}: ${auditSummary(wave.auditRequests)}`);
       waves.push(wave);
     }
     const logFile = stack.metacontroller.process.logFile;
@@ -827,6 +884,7 @@ export async function runMetacontrollerBenchmark(
     measured: false,
     metacontrollerVersion: versions.metacontroller.version,
     commonArgs: ['--apply-strategy=server-side-apply', '--discovery-interval=2s'],
+    auditedUser: METACONTROLLER_USER,
     setup: {
       profileNodes: options.profileNodes,
       k3kIntervalMs: options.k3kIntervalMs,

@@ -8,6 +8,7 @@ import type { IdleResults } from './idle-results.js';
 import type { FlagSetResult, MetacontrollerResult, Stats, WaveResult } from './metacontroller.js';
 import type { MeasuredCodes } from './part-code.js';
 import type { RemoteResult } from './remote.js';
+import { auditMarkdown } from './report-audit.js';
 import { codeMarkdown, metText, type CodeMarks } from './report-code.js';
 import { idleMarkdown, idleTargets } from './report-idle.js';
 import { remoteMarkdown, remoteTargets } from './report-remote.js';
@@ -327,7 +328,7 @@ function metacontrollerMarkdown(result: MetacontrollerResult): string[] {
       );
     }
   }
-  lines.push('');
+  lines.push('', ...auditMarkdown(result));
   return lines;
 }
 

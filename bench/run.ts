@@ -70,6 +70,11 @@
  *                   then the idle cost of 2 Cells on 2 managed clusters (bench/remote.ts; about
  *                   9 minutes on 2 cores)
  *
+ * Options of the metacontroller part (each overrides what --quick picks):
+ *   --metacontroller-sets=default,raised   the flag sets (bench/metacontroller.ts FLAG_SETS); all
+ *                                          by default, default and raised with --quick
+ *   --metacontroller-sizes=1,50            the wave sizes; 1,50 by default, 1,10 with --quick
+ *
  * Options of the remote part:
  *   --remote-nodes=50     Nodes on each managed cluster
  *   --remote-vcs=20       VirtualClusters on each Cell (the one measured alone included)
@@ -84,7 +89,7 @@ import { runIdleBenchmark } from './idle.js';
 import { fingerprintText } from './code-fingerprint.js';
 import { IDLE_FLAGS, idleArgsFromEnvironment, idleCasesOf, type IdleArgs } from './idle-cases.js';
 import type { IdleResults } from './idle-results.js';
-import { FLAG_SETS, runMetacontrollerBenchmark } from './metacontroller.js';
+import { FLAG_SETS, runMetacontrollerBenchmark, type FlagSet } from './metacontroller.js';
 import { endMeasuredCode, startMeasuredCode, type MeasuredCodes } from './part-code.js';
 import { runRemoteBenchmark } from './remote.js';
 import { REPO_ROOT } from './processes.js';
@@ -101,15 +106,19 @@ import { readResults, RESULTS_JSON, writeFormatted, writeResultsMarkdown } from 
 
 const REMOTE_FLAGS = ['--remote-nodes', '--remote-vcs', '--remote-window'] as const;
 type RemoteArgs = Partial<Record<(typeof REMOTE_FLAGS)[number], string>>;
+const METACONTROLLER_FLAGS = ['--metacontroller-sets', '--metacontroller-sizes'] as const;
+type MetacontrollerArgs = Partial<Record<(typeof METACONTROLLER_FLAGS)[number], string>>;
 
 function parseArgs(argv: string[]): {
   parts: Set<Part>;
   quick: boolean;
   idle: IdleArgs;
   remote: RemoteArgs;
+  metacontroller: MetacontrollerArgs;
 } {
   let parts = new Set<Part>(PARTS);
   const remote: RemoteArgs = {};
+  const metacontroller: MetacontrollerArgs = {};
   let quick = false;
   const idle = idleArgsFromEnvironment(process.env);
   for (const arg of argv) {
@@ -117,6 +126,8 @@ function parseArgs(argv: string[]): {
     if (arg === '--quick') quick = true;
     else if ((REMOTE_FLAGS as readonly string[]).includes(flag) && value !== undefined) {
       remote[flag as keyof RemoteArgs] = value;
+    } else if ((METACONTROLLER_FLAGS as readonly string[]).includes(flag) && value !== undefined) {
+      metacontroller[flag as keyof MetacontrollerArgs] = value;
     } else if (IDLE_FLAGS[flag] !== undefined && value !== undefined) {
       idle[IDLE_FLAGS[flag].key] = value;
     } else if (arg.startsWith('--only=')) {
@@ -128,7 +139,23 @@ function parseArgs(argv: string[]): {
       parts = new Set(wanted as Part[]);
     } else throw new Error(`unknown argument ${arg}; see bench/run.ts`);
   }
-  return { parts, quick, idle, remote };
+  return { parts, quick, idle, remote, metacontroller };
+}
+
+/** The Metacontroller flag sets named (all known ones otherwise, or --quick's two). */
+function flagSetsOf(names: string | undefined, quick: boolean): FlagSet[] {
+  if (names === undefined)
+    return quick
+      ? FLAG_SETS.filter((set) => set.name === 'default' || set.name === 'raised')
+      : FLAG_SETS;
+  return names.split(',').map((name) => {
+    const set = FLAG_SETS.find((known) => known.name === name.trim());
+    if (!set)
+      throw new Error(
+        `unknown flag set ${name}; sets are ${FLAG_SETS.map((known) => known.name).join(', ')}`,
+      );
+    return set;
+  });
 }
 
 function numbers(text: string, what: string): number[] {
@@ -206,7 +233,13 @@ function previousIdle(): IdleResults {
 }
 
 async function main(): Promise<void> {
-  const { parts, quick, idle: idleArgs, remote: remoteArgs } = parseArgs(process.argv.slice(2));
+  const {
+    parts,
+    quick,
+    idle: idleArgs,
+    remote: remoteArgs,
+    metacontroller: metacontrollerArgs,
+  } = parseArgs(process.argv.slice(2));
   const settings = {
     parts: [...parts],
     quick,
@@ -221,10 +254,11 @@ async function main(): Promise<void> {
     scaling: { sizes: quick ? [10, 100, 1000] : [10, 100, 1000, 5000], podsPerNode: 20 },
     apiserver: { single: quick ? 1 : 5, many: 50, manyRepetitions: quick ? 1 : 3 },
     metacontroller: {
-      sizes: quick ? [1, 10] : [1, 50],
-      flagSets: quick
-        ? FLAG_SETS.filter((set) => set.name === 'default' || set.name === 'raised')
-        : FLAG_SETS,
+      sizes: numbers(
+        metacontrollerArgs['--metacontroller-sizes'] ?? (quick ? '1,10' : '1,50'),
+        'metacontroller wave sizes',
+      ),
+      flagSets: flagSetsOf(metacontrollerArgs['--metacontroller-sets'], quick),
       profileNodes: 4,
       k3kIntervalMs: 100,
     },

@@ -6,6 +6,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { auditLogArgs, serviceAccountUserName, type AuditLogOption } from './audit.js';
 import { ensureBinaries, type BuiltBinaries } from './binaries.js';
 import {
   createCertificateAuthority,
@@ -80,6 +81,11 @@ export interface ControlPlaneOptions {
   metacontroller?: false | MetacontrollerOptions;
   /** Appended to kube-apiserver's flags. */
   extraApiserverArgs?: readonly string[];
+  /**
+   * Write kube-apiserver's audit log (JSON lines, one event per request: audit.ts) to
+   * `ControlPlane.auditLogFile`, of every request or of the users named. Default: no audit log.
+   */
+  auditLog?: AuditLogOption;
   /** Appended to kube-controller-manager's flags. */
   extraControllerManagerArgs?: readonly string[];
   /**
@@ -114,6 +120,8 @@ export interface ControlPlane {
   dir: string;
   /** One `<component>.log` per process. */
   logDir: string;
+  /** kube-apiserver's audit log, when the `auditLog` option asked for one. */
+  auditLogFile?: string;
   processes: {
     etcd: ManagedProcess;
     kubeApiserver: ManagedProcess;
@@ -329,6 +337,7 @@ async function startControlPlaneOnce(
     log(`etcd ${binaries.versions.etcd.version} ready on ${etcdClientUrl} (${elapsed()})`);
 
     // --- kube-apiserver ------------------------------------------------------------------------
+    const auditLogFile = options.auditLog ? path.join(logDir, 'audit.log') : undefined;
     const kubeApiserver = startManagedProcess({
       name: 'kube-apiserver',
       command: binaries.kubeApiserver,
@@ -359,6 +368,9 @@ async function startControlPlaneOnce(
         `--proxy-client-cert-file=${frontProxyClient.certFile}`,
         `--proxy-client-key-file=${frontProxyClient.keyFile}`,
         `--cert-dir=${path.join(dir, 'kube-apiserver-certs')}`,
+        ...(options.auditLog && auditLogFile
+          ? auditLogArgs(options.auditLog, dir, auditLogFile)
+          : []),
         ...(options.extraApiserverArgs ?? []),
       ],
     });
@@ -462,7 +474,7 @@ async function startControlPlaneOnce(
         serverUrl: apiserverUrl,
         caCertFile: ca.certFile,
         token: token.stdout.trim(),
-        userName: `system:serviceaccount:${account.namespace}:${account.name}`,
+        userName: serviceAccountUserName(account),
       });
     };
     const startMetacontroller = async (
@@ -536,6 +548,7 @@ async function startControlPlaneOnce(
       versions: binaries.versions,
       dir,
       logDir,
+      ...(auditLogFile ? { auditLogFile } : {}),
       processes,
       ...(metacontroller ? { metacontroller } : {}),
       startMetacontroller,
