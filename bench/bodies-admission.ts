@@ -3,7 +3,8 @@
  * when a tenant creates samples/virtualcluster-full.yaml with `kubectl apply` (team-a in
  * tenant-a, on cell1 with class small), and the objects the webhook reads back from the
  * apiserver for it (hooks/admission/cross-object.ts: the Namespace, the VirtualClusters of the
- * namespace, the Cell and the class; four lookups per review).
+ * namespace, the Cell and the class: four live lookups per review, none once the webhook's
+ * watch cache has listed the same objects, hooks/admission/cached-lookup.ts).
  *
  * The apiserver calls the mutating webhook first, with the object as decoded and its
  * managedFields; the validating webhook then sees the mutated object (its kubecell.io labels)
@@ -85,11 +86,19 @@ function appliedSample(file: string, extra: Json = {}): Json {
   return applied({ ...sample(file), ...extra });
 }
 
+const LIST_VERSION = '812345';
+
+function list(apiVersion: string, kind: string, items: unknown[]): Json {
+  return { apiVersion, kind, metadata: { resourceVersion: LIST_VERSION }, items };
+}
+
 /**
- * What the webhook's lookups read for the review, by request path (hooks/admission/lookup.ts):
- * GET the Namespace, LIST the VirtualClusters of the namespace (none yet), GET the Cell (the
- * sample, with the status its controller reports for the benchmark's 10 Nodes) and GET the
- * class (the sample, with its usedBy).
+ * What the webhook reads for the review, by request path. Its live lookups
+ * (hooks/admission/lookup.ts): GET the Namespace, LIST the VirtualClusters of the namespace (none
+ * yet), GET the Cell (the sample, with the status its controller reports for the benchmark's 10
+ * Nodes) and GET the class (the sample, with its usedBy). Its watch cache
+ * (hooks/admission/cached-lookup.ts) lists, then watches, the same objects' collections: the
+ * Namespaces, the Cells of the controller namespace, the classes and every VirtualCluster.
  */
 export function webhookLookups(now: Date): Record<string, unknown> {
   const namespace = hostNamespaceOf('tenant-a');
@@ -98,15 +107,15 @@ export function webhookLookups(now: Date): Record<string, unknown> {
     status: (storedClass(1) as KubernetesObject & { status: unknown }).status,
   });
   const api = '/apis/kubecell.io/v1alpha1';
+  const group = 'kubecell.io/v1alpha1';
   return {
     '/api/v1/namespaces/tenant-a': namespace,
-    [`${api}/namespaces/tenant-a/virtualclusters`]: {
-      apiVersion: 'kubecell.io/v1alpha1',
-      kind: 'VirtualClusterList',
-      metadata: { resourceVersion: '812345' },
-      items: [],
-    },
+    [`${api}/namespaces/tenant-a/virtualclusters`]: list(group, 'VirtualClusterList', []),
     [`${api}/namespaces/${CONTROLLER_NAMESPACE}/cells/cell1`]: cell,
     [`${api}/virtualnodeclasses/small`]: klass,
+    '/api/v1/namespaces': list('v1', 'NamespaceList', [namespace]),
+    [`${api}/namespaces/${CONTROLLER_NAMESPACE}/cells`]: list(group, 'CellList', [cell]),
+    [`${api}/virtualnodeclasses`]: list(group, 'VirtualNodeClassList', [klass]),
+    [`${api}/virtualclusters`]: list(group, 'VirtualClusterList', []),
   };
 }

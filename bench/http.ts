@@ -245,7 +245,7 @@ async function prepare(servers: HttpServers, httpCase: HttpCase) {
 const describePlan = (plan: LoadPlan) =>
   'amount' in plan.measure ? `${plan.measure.amount} requests` : `${plan.measure.duration} s`;
 
-async function runCase(
+export async function runCase(
   servers: HttpServers,
   httpCase: HttpCase,
   options: HttpOptions,

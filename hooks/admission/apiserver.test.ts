@@ -1,8 +1,10 @@
 // End to end: the real kube-apiserver of the local control plane (test/cluster) calls the
 // admission webhooks over TLS, with the webhook configurations of manifests/webhook pointed at
-// an in-process server, and the webhook's lookups read that same apiserver. The configurations
-// are registered under names of their own and select only objects labelled with this run's id,
-// so the shared cluster's other tests are unaffected.
+// an in-process server, and the webhook's lookups read that same apiserver: its watch cache
+// (cached-lookup.ts) as the hook server's ServiceAccount with the shipped role
+// (manifests/webhook/base/rbac.yaml), its live reads with the admin's credentials. The
+// configurations are registered under names of their own and select only objects labelled with
+// this run's id, so the shared cluster's other tests are unaffected.
 import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
@@ -14,7 +16,8 @@ import { installKubeCellApi, kubectlOk } from '../../test/cluster/kubecell.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getCluster } from '../../test/cluster/shared-cluster.js';
 import { captureLogger } from '../server/testing.js';
 import { createAdmissionApp } from './app.js';
-import { createKubernetesLookup } from './lookup.js';
+import { startWatchCache, type WatchCache } from './cached-lookup.js';
+import { createKubernetesLookup, type ClusterLookup } from './lookup.js';
 import { REPO_ROOT, selfSignedCertificate, type Json } from './testing.js';
 import { startWebhookServer, type WebhookServer } from './tls.js';
 
@@ -24,6 +27,27 @@ const HOST = `wh-host-${RUN}`;
 const PLAIN = `wh-plain-${RUN}`;
 const CELL = `wh-cell-${RUN}`;
 const CONTROLLER_NAMESPACE = 'kubecell-system';
+const HOOK_SERVER = { namespace: CONTROLLER_NAMESPACE, name: 'kubecell-hooks' };
+
+/** Live reads made through `lookup`, counted. */
+function counted(lookup: ClusterLookup): { lookup: ClusterLookup; reads: () => number } {
+  let reads = 0;
+  const count =
+    <A extends unknown[], R>(read: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> => {
+      reads += 1;
+      return read(...args);
+    };
+  return {
+    lookup: {
+      namespaceLabels: count(lookup.namespaceLabels),
+      listVirtualClusters: count(lookup.listVirtualClusters),
+      getCell: count(lookup.getCell),
+      getVirtualNodeClass: count(lookup.getVirtualNodeClass),
+    },
+    reads: () => reads,
+  };
+}
 
 function manifest(kind: string, name: string, namespace: string | undefined, spec: Json): string {
   return stringify({
@@ -43,6 +67,8 @@ const cellSpec = {
 describe('admission webhooks called by the real apiserver over TLS', function () {
   let cluster: ControlPlane;
   let server: WebhookServer | undefined;
+  let cache: WatchCache | undefined;
+  let live: ReturnType<typeof counted>;
   const logs = captureLogger();
   const configurations: string[] = [];
 
@@ -52,13 +78,29 @@ describe('admission webhooks called by the real apiserver over TLS', function ()
     await installKubeCellApi(cluster);
 
     const cert = selfSignedCertificate('kubecell-webhook-e2e');
-    // The lookups authenticate with the admin kubeconfig's client certificate, through client-node.
+    // The live lookups authenticate with the admin kubeconfig's client certificate, through
+    // client-node; the watch cache with the hook server's ServiceAccount token and its role.
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(cluster.kubeconfigPath);
-    const lookup = createKubernetesLookup(kubeConfig);
+    live = counted(createKubernetesLookup(kubeConfig));
+    await kubectlOk(cluster, [
+      'apply',
+      '--server-side',
+      '--field-manager=kubecell-tests',
+      '-f',
+      join(REPO_ROOT, 'manifests', 'webhook', 'base', 'rbac.yaml'),
+    ]);
+    const serviceAccount = new KubeConfig();
+    serviceAccount.loadFromFile(await cluster.kubeconfigForServiceAccount(HOOK_SERVER));
+    cache = startWatchCache({
+      kubeConfig: serviceAccount,
+      logger: logs.logger,
+      controllerNamespace: CONTROLLER_NAMESPACE,
+    });
     server = await startWebhookServer({
       app: createAdmissionApp({
-        lookup,
+        lookup: live.lookup,
+        cache: cache.lookup,
         logger: logs.logger,
         controllerNamespace: CONTROLLER_NAMESPACE,
       }),
@@ -137,6 +179,7 @@ describe('admission webhooks called by the real apiserver over TLS', function ()
       CONTROLLER_NAMESPACE,
       '--ignore-not-found',
     ]);
+    cache?.stop();
     await server?.close();
   });
 
@@ -274,6 +317,29 @@ describe('admission webhooks called by the real apiserver over TLS', function ()
         },
       }),
     ]);
+  });
+
+  it("admits from the watch cache, synced as the hook server's ServiceAccount, with no live read", async function () {
+    this.timeout(30_000);
+    const deadline = Date.now() + 20_000;
+    const cached = cache as WatchCache;
+    // Synced, and the Cell of the earlier tests seen: a plan then needs nothing the cache lacks.
+    while (!(cached.synced() && (await cached.lookup.getCell(CONTROLLER_NAMESPACE, CELL)))) {
+      if (Date.now() > deadline) {
+        throw new Error(`the watch cache did not sync: ${JSON.stringify(logs.entries())}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const before = live.reads();
+    await kubectlOk(
+      cluster,
+      ['create', '-f', '-'],
+      manifest('VirtualClusterPlan', 'from-cache', HOST, vcSpec),
+    );
+    expect(live.reads() - before, 'live reads').to.equal(0);
+    expect(
+      logs.entries().filter((e) => e.msg === 'admission webhook cache watch failed'),
+    ).to.deep.equal([]);
   });
 
   it('never sees unknown fields: the apiserver rejects (strict) or prunes them first', async function () {

@@ -34,6 +34,8 @@ import { reviewRoute, type ReviewRouteContext } from './review-route.js';
 
 export interface AdmissionAppDeps {
   lookup: ClusterLookup;
+  /** The watch cache (cached-lookup.ts), tried before `lookup`; it may only admit (D38). */
+  cache?: ClusterLookup;
   logger: Logger;
   metrics?: AdmissionMetrics;
   controllerNamespace?: string;

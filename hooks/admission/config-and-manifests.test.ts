@@ -27,12 +27,20 @@ function configProblems(env: Record<string, string>): string[] {
 
 describe('admission webhook configuration', () => {
   describe('environment (hooks/admission/config.ts)', () => {
-    it('defaults: port 9443, kubecell-system, HTTPS off', () => {
+    it('defaults: port 9443, kubecell-system, HTTPS off, the watch cache on', () => {
       expect(loadWebhookConfig({})).to.deep.equal({
         port: 9443,
         controllerNamespace: 'kubecell-system',
         maxInflight: 64,
+        cache: 'watch',
       });
+    });
+
+    it('reads KUBECELL_WEBHOOK_CACHE (watch or off) and refuses anything else', () => {
+      expect(loadWebhookConfig({ KUBECELL_WEBHOOK_CACHE: 'off' }).cache).to.equal('off');
+      expect(loadWebhookConfig({ KUBECELL_WEBHOOK_CACHE: ' watch ' }).cache).to.equal('watch');
+      const [problem] = configProblems({ KUBECELL_WEBHOOK_CACHE: 'false' });
+      expect(problem).to.match(/^KUBECELL_WEBHOOK_CACHE="false" is not one of watch, off; set it/);
     });
 
     it('reads KUBECELL_WEBHOOK_MAX_INFLIGHT (0 = no limit) and refuses a bad one', () => {
@@ -56,6 +64,7 @@ describe('admission webhook configuration', () => {
         port: 8443,
         controllerNamespace: 'platform',
         maxInflight: 64,
+        cache: 'watch',
         tls: { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key' },
       });
     });
@@ -163,9 +172,13 @@ describe('admission webhook configuration', () => {
     it('lets the webhook read what its cross-object rules need, and nothing more', () => {
       const [role, binding] = yamlDocs(join(dir, 'base', 'rbac.yaml')) as Json[];
       expect((role as { rules: unknown }).rules).to.deep.equal([
-        { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
-        { apiGroups: ['kubecell.io'], resources: ['virtualclusters'], verbs: ['list'] },
-        { apiGroups: ['kubecell.io'], resources: ['cells', 'virtualnodeclasses'], verbs: ['get'] },
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['kubecell.io'], resources: ['virtualclusters'], verbs: ['list', 'watch'] },
+        {
+          apiGroups: ['kubecell.io'],
+          resources: ['cells', 'virtualnodeclasses'],
+          verbs: ['get', 'list', 'watch'],
+        },
       ]);
       expect((binding as { subjects: unknown }).subjects).to.deep.equal([
         { kind: 'ServiceAccount', name: 'kubecell-hooks', namespace: 'kubecell-system' },

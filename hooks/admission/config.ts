@@ -9,6 +9,7 @@
  * | `KUBECELL_TLS_KEY_FILE`         | (unset)           | PEM private key of the HTTPS port         |
  * | `KUBECELL_CONTROLLER_NAMESPACE` | `kubecell-system` | The only namespace Cells may be created in |
  * | `KUBECELL_WEBHOOK_MAX_INFLIGHT` | `64`             | Reviews in flight before new ones get 429 (0 = no limit) |
+ * | `KUBECELL_WEBHOOK_CACHE`        | `watch`           | `watch`: the cross-object rules read a watch cache first, a refusal is confirmed live (D38); `off`: every review reads the apiserver |
  *
  * The HTTPS port also follows the hook server's deadlines (`KUBECELL_HEADERS_TIMEOUT_SECONDS`,
  * `KUBECELL_BODY_TIMEOUT_SECONDS`, `KUBECELL_REQUEST_TIMEOUT_SECONDS`, hooks/server/config.ts)
@@ -26,7 +27,12 @@ export interface WebhookConfig {
   controllerNamespace: string;
   /** Reviews in flight before new ones are answered 429; 0 = no limit. */
   maxInflight: number;
+  /** `watch`: lookups from a watch cache, refusals confirmed live (cached-lookup.ts); `off`: live. */
+  cache: WebhookCache;
 }
+
+export const WEBHOOK_CACHES = ['watch', 'off'] as const;
+export type WebhookCache = (typeof WEBHOOK_CACHES)[number];
 
 export const WEBHOOK_DEFAULTS = {
   KUBECELL_WEBHOOK_PORT: '9443',
@@ -34,6 +40,7 @@ export const WEBHOOK_DEFAULTS = {
   // The apiserver calls the webhooks about as often as objects are written; 64 reviews at once
   // is far beyond that, and each is small (objects are at most 3 MiB).
   KUBECELL_WEBHOOK_MAX_INFLIGHT: '64',
+  KUBECELL_WEBHOOK_CACHE: 'watch',
 } as const;
 
 /** Reads the webhook settings; throws a `ConfigError` listing every invalid variable. */
@@ -68,11 +75,26 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env): Webhook
     Number(WEBHOOK_DEFAULTS.KUBECELL_WEBHOOK_MAX_INFLIGHT),
     100_000,
   );
+  const cache = readCache(reader);
   reader.finish();
   return {
     port,
     controllerNamespace,
     maxInflight,
+    cache,
     ...(certFile !== undefined && keyFile !== undefined ? { tls: { certFile, keyFile } } : {}),
   };
+}
+
+function readCache(reader: EnvReader): WebhookCache {
+  const fallback = WEBHOOK_DEFAULTS.KUBECELL_WEBHOOK_CACHE;
+  const text = reader.text('KUBECELL_WEBHOOK_CACHE', fallback);
+  const cache = WEBHOOK_CACHES.find((known) => known === text);
+  if (cache !== undefined) return cache;
+  reader.problem(
+    `KUBECELL_WEBHOOK_CACHE=${JSON.stringify(text)} is not one of ${WEBHOOK_CACHES.join(', ')}; ` +
+      `set it to watch (the default: the webhook's lookups read a watch cache, and a refusal is ` +
+      `confirmed by reading the apiserver) or off (every review reads the apiserver)`,
+  );
+  return fallback;
 }

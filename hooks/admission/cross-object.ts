@@ -4,6 +4,11 @@
  * update changes, and for a VirtualCluster or plan its Namespace's labels, the VirtualClusters
  * already in it, and the Cell and VirtualNodeClass it names. Each lookup has its own deadline,
  * and a failed lookup is a `LookupError`: the rule was not checked, so the caller must deny.
+ *
+ * With a watch cache (cached-lookup.ts), a VirtualCluster's or plan's rules are run against it
+ * first, and again with the live lookups when they refuse or the cache cannot answer: the cache
+ * may only admit (decision D38). A Cell update's check of the VirtualClusters that resolved it
+ * always reads live: it protects tenants' clusters, and Cell updates are rare.
  */
 import type { FieldError } from '../api/field-errors.js';
 import { LABELS, isLabelValue } from '../kube/labels.js';
@@ -24,7 +29,10 @@ import {
 export const DEFAULT_LOOKUP_TIMEOUT_MS = 4000;
 
 export interface CrossObjectOptions {
+  /** The live lookups: they decide every refusal. */
   lookup: ClusterLookup;
+  /** A watch cache, tried first for a VirtualCluster or plan; a refusal is confirmed live. */
+  cache?: ClusterLookup;
   timeoutMs?: number;
 }
 
@@ -41,14 +49,31 @@ interface Gathering {
  */
 export async function crossObjectRules(
   input: RuleInput,
-  { lookup, timeoutMs = DEFAULT_LOOKUP_TIMEOUT_MS }: CrossObjectOptions,
+  { lookup, cache, timeoutMs = DEFAULT_LOOKUP_TIMEOUT_MS }: CrossObjectOptions,
 ): Promise<FieldError[]> {
   const gathering: Gathering = { lookup, timeoutMs };
   if (input.kind === 'Cell') return cellInUseRules(input, gathering);
   if (input.kind === 'VirtualCluster' || input.kind === 'VirtualClusterPlan') {
+    if (cache !== undefined) {
+      const cached = await admittedByCache(input, { lookup: cache, timeoutMs });
+      if (cached) return [];
+    }
     return placementRules(input, gathering);
   }
   return [];
+}
+
+/**
+ * True when the rules pass against the cache. A refusal, or a cache that cannot answer (not
+ * synced, watch broken: CacheUnavailable), is false: the caller decides with live reads.
+ */
+async function admittedByCache(input: RuleInput, cached: Gathering): Promise<boolean> {
+  try {
+    return (await placementRules(input, cached)).length === 0;
+  } catch (err) {
+    if (err instanceof LookupError) return false;
+    throw err;
+  }
 }
 
 function withTimeout<T>(what: string, timeoutMs: number, run: () => Promise<T>): Promise<T> {

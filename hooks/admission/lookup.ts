@@ -3,7 +3,8 @@
  * tests can answer from memory. The real implementation reads the apiserver with
  * @kubernetes/client-node (credentials: kube-api.ts); its ServiceAccount needs `get` on
  * namespaces, cells.kubecell.io and virtualnodeclasses.kubecell.io, and `list` on
- * virtualclusters.kubecell.io cluster-wide (manifests/webhook/base/rbac.yaml).
+ * virtualclusters.kubecell.io cluster-wide (manifests/webhook/base/rbac.yaml). These live reads
+ * confirm what the watch cache (cached-lookup.ts) would refuse, and answer while it is not synced.
  */
 import {
   ApiException,
@@ -17,7 +18,7 @@ import { GROUP, KINDS, VERSION } from '../api/kinds.js';
 import { isJsonObject } from '../json/json.js';
 
 /** A Cell or VirtualNodeClass as the apiserver returned it, read without trusting its shape. */
-function placementTarget(object: unknown): PlacementTargetSummary | undefined {
+export function placementTarget(object: unknown): PlacementTargetSummary | undefined {
   if (!isJsonObject(object) || !isJsonObject(object.metadata)) return undefined;
   const { name, namespace, uid } = object.metadata;
   const spec = isJsonObject(object.spec) ? object.spec : undefined;
@@ -223,7 +224,11 @@ export interface InMemoryCluster {
   virtualNodeClasses?: PlacementTargetSummary[];
 }
 
-function matchesSelector(labels: Record<string, string> | undefined, selector?: string): boolean {
+/** Whether `labels` match an equality selector `key=value,...` (none: everything matches). */
+export function matchesSelector(
+  labels: Record<string, string> | undefined,
+  selector?: string,
+): boolean {
   if (selector === undefined || selector === '') return true;
   return selector.split(',').every((term) => {
     const [key, value] = term.split('=');

@@ -141,6 +141,26 @@ describe('hook server process with the admission webhook (hooks/main.ts)', funct
     );
     expect(labelled.response.patchType).to.equal('JSONPatch');
 
+    // The watch cache cannot reach that apiserver either: the webhook was ready without it, each
+    // collection's failure is logged once however often it is retried, and reviews read live.
+    const lookups = started
+      .lines()
+      .find((l) => l.msg === 'admission webhook lookups use the Kubernetes API');
+    expect(lookups?.cache).to.equal('watch');
+    await waitForLine(started, 'admission webhook cache watch failed');
+    // Its four collections fail alike, and are retried after 1 s: long enough to see them all.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const failed = started.lines().filter((l) => l.msg === 'admission webhook cache watch failed');
+    expect(failed.map((l) => l.collection)).to.have.members([
+      'Namespaces',
+      'Cells in namespace kubecell-system',
+      'VirtualNodeClasses',
+      'VirtualClusters',
+    ]);
+    expect(
+      failed.every((l) => l.level === 'warn' && String(l.error).includes('ECONNREFUSED')),
+    ).to.equal(true);
+
     const metrics = await (await fetch(`http://127.0.0.1:${String(hooks.port)}/metrics`)).text();
     expect(metrics).to.include(
       'kubecell_admission_reviews_total{webhook="validate",kind="VirtualNodeClass",operation="CREATE",result="allowed"} 1',
@@ -152,6 +172,29 @@ describe('hook server process with the admission webhook (hooks/main.ts)', funct
     started.child.kill('SIGTERM');
     expect(await started.exited).to.equal(0);
     expect(started.lines().map((l) => l.msg)).to.include('hook server stopped');
+  });
+
+  it('reads live only, and starts no watch, with KUBECELL_WEBHOOK_CACHE=off', async () => {
+    started = start({
+      KUBECELL_TLS_CERT_FILE: cert.certFile,
+      KUBECELL_TLS_KEY_FILE: cert.keyFile,
+      KUBECONFIG: kubeconfig,
+      KUBECELL_WEBHOOK_CACHE: 'off',
+    });
+    const webhook = await waitForLine(started, 'admission webhook listening');
+    const unchecked = await post(
+      Number(webhook.port),
+      '/admission/validate',
+      admissionReview('CREATE', sample('virtualcluster-full.yaml')),
+      cert.cert,
+    );
+    expect(unchecked.response.status?.message).to.include('reading Namespace "tenant-a" failed');
+    const messages = started.lines().map((l) => l.msg);
+    expect(messages).to.not.include('admission webhook cache watch failed');
+    expect(
+      started.lines().find((l) => l.msg === 'admission webhook lookups use the Kubernetes API')
+        ?.cache,
+    ).to.equal('off');
   });
 
   it('runs without the webhook when no TLS files are set, and warns that it does', async () => {

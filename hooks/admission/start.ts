@@ -1,8 +1,10 @@
 /**
  * Wiring for hooks/main.ts: starts the admission webhooks' HTTPS listener when TLS files are
  * configured, with the real cluster lookup (KUBECONFIG when set, else the in-cluster
- * ServiceAccount, else ~/.kube/config: kube-api.ts) and the admission metrics on the hook
- * server's registry. Without TLS files the webhook is not served, and a warning says so: the
+ * ServiceAccount, else ~/.kube/config: kube-api.ts), its watch cache unless
+ * KUBECELL_WEBHOOK_CACHE=off (cached-lookup.ts; started with the webhook, and not waited for:
+ * the live lookups answer until it is synced, so readiness does not depend on it) and the
+ * admission metrics on the hook server's registry. Without TLS files the webhook is not served, and a warning says so: the
  * webhook configurations fail closed, so every KubeCell create and update would be refused.
  */
 import type { Registry } from 'prom-client';
@@ -12,6 +14,7 @@ import type { Logger } from '../server/logger.js';
 import { createAdmissionApp } from './app.js';
 import type { WebhookConfig } from './config.js';
 import { loadKubeConfig } from '../kube/kube-config.js';
+import { startWatchCache, type WatchCache } from './cached-lookup.js';
 import { createKubernetesLookup, type ClusterLookup } from './lookup.js';
 import { createAdmissionMetrics } from './metrics.js';
 import { startWebhookServer, type WebhookServer } from './tls.js';
@@ -21,7 +24,10 @@ export interface StartAdmissionOptions {
   logger: Logger;
   /** The hook server's metrics registry. */
   registry: Registry;
-  /** Defaults to the Kubernetes API (lookup.ts, credentials from kube-api.ts). */
+  /**
+   * Defaults to the Kubernetes API (lookup.ts, credentials from kube-api.ts), with its watch cache
+   * (cached-lookup.ts) unless the configuration turns it off. A lookup given here has no cache.
+   */
   lookup?: ClusterLookup;
   pollIntervalMs?: number;
   /** The hook server's deadlines (hooks/server/config.ts); they apply to the HTTPS port too. */
@@ -56,17 +62,12 @@ export async function startAdmissionWebhook(
     });
     return undefined;
   }
-  let lookup = options.lookup;
-  if (lookup === undefined) {
-    const { kubeConfig, source } = loadKubeConfig();
-    logger.info('admission webhook lookups use the Kubernetes API', {
-      server: kubeConfig.getCurrentCluster()?.server,
-      credentials: source,
-    });
-    lookup = createKubernetesLookup(kubeConfig);
-  }
+  const { lookup, cache } = options.lookup
+    ? { lookup: options.lookup, cache: undefined }
+    : kubernetesLookups(config, logger);
   const app = createAdmissionApp({
     lookup,
+    cache: cache?.lookup,
     logger,
     metrics: createAdmissionMetrics(options.registry),
     controllerNamespace: config.controllerNamespace,
@@ -76,13 +77,52 @@ export async function startAdmissionWebhook(
     registry: options.registry,
     bodyBudget: options.bodyBudget,
   });
-  return startWebhookServer({
-    app,
-    port: config.port,
-    tls: config.tls,
-    logger,
-    pollIntervalMs: options.pollIntervalMs,
-    deadlines: options.deadlines,
-    maxConnections: options.maxConnections,
+  let server: WebhookServer;
+  try {
+    server = await startWebhookServer({
+      app,
+      port: config.port,
+      tls: config.tls,
+      logger,
+      pollIntervalMs: options.pollIntervalMs,
+      deadlines: options.deadlines,
+      maxConnections: options.maxConnections,
+    });
+  } catch (err) {
+    cache?.stop();
+    throw err;
+  }
+  if (cache === undefined) return server;
+  const close = server.close.bind(server);
+  return {
+    ...server,
+    close: async () => {
+      cache.stop();
+      await close();
+    },
+  };
+}
+
+/** The live lookups of the Kubernetes API, and their watch cache unless it is turned off. */
+function kubernetesLookups(
+  config: WebhookConfig,
+  logger: Logger,
+): { lookup: ClusterLookup; cache: WatchCache | undefined } {
+  const { kubeConfig, source } = loadKubeConfig();
+  logger.info('admission webhook lookups use the Kubernetes API', {
+    server: kubeConfig.getCurrentCluster()?.server,
+    credentials: source,
+    cache: config.cache,
   });
+  return {
+    lookup: createKubernetesLookup(kubeConfig),
+    cache:
+      config.cache === 'watch'
+        ? startWatchCache({
+            kubeConfig,
+            logger,
+            controllerNamespace: config.controllerNamespace,
+          })
+        : undefined,
+  };
 }

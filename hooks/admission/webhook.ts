@@ -25,6 +25,8 @@ import { validateObject } from '../api/validate-object.js';
 
 export interface ValidateOptions {
   lookup: ClusterLookup;
+  /** The watch cache (cached-lookup.ts), tried before `lookup`; it may only admit (D38). */
+  cache?: ClusterLookup;
   /** Where Cells live (KUBECELL_CONTROLLER_NAMESPACE). */
   controllerNamespace?: string;
   lookupTimeoutMs?: number;
@@ -118,6 +120,7 @@ export async function validateReview(
     errors.push(
       ...(await crossObjectRules(input, {
         lookup: options.lookup,
+        cache: options.cache,
         timeoutMs: options.lookupTimeoutMs ?? DEFAULT_LOOKUP_TIMEOUT_MS,
       })),
     );

@@ -25,6 +25,7 @@
  */
 import { isJsonObject } from '../json/json.js';
 import { LABELS } from '../kube/labels.js';
+import { RetryBackoff } from '../kube/retry-backoff.js';
 import type { Logger } from '../server/logger.js';
 import type { WatchApi } from './kube-api.js';
 
@@ -33,8 +34,6 @@ export const WATCH_SECONDS = 300;
 /** An open watch the apiserver has not ended this long after WATCH_SECONDS is taken as lost. */
 const STALL_GRACE_SECONDS = 60;
 const RESUME_MS = 1000;
-const RETRY_FIRST_MS = 1000;
-const RETRY_MAX_MS = 30_000;
 const ERROR_CHARS = 300;
 
 /** A Secret the agent reads: k3k's kubeconfig of one delivered VirtualCluster. */
@@ -94,8 +93,7 @@ function resourceVersionOf(object: unknown): string | undefined {
 /** One watch, kept open. */
 class Follow {
   private resourceVersion: string | undefined;
-  private failures = 0;
-  private lastError: string | undefined;
+  private readonly backoff: RetryBackoff;
   private connection = 0;
   private handle: { abort(): void } | undefined;
   private stall: NodeJS.Timeout | undefined;
@@ -105,7 +103,9 @@ class Follow {
   constructor(
     readonly target: WatchTarget,
     private readonly deps: WatchesDeps,
-  ) {}
+  ) {
+    this.backoff = new RetryBackoff(deps.retryFirstMs);
+  }
 
   start(): void {
     void this.connect();
@@ -175,31 +175,24 @@ class Follow {
   }
 
   private opened(): void {
-    if (this.failures === 0) return;
-    this.deps.logger.info('cell agent watch resumed', {
-      watch: this.target.name,
-      failures: this.failures,
-    });
-    this.failures = 0;
-    this.lastError = undefined;
+    const failures = this.backoff.succeeded();
+    if (failures === 0) return;
+    this.deps.logger.info('cell agent watch resumed', { watch: this.target.name, failures });
     this.deps.changed();
   }
 
   private failed(error: unknown): void {
     this.resourceVersion = undefined;
-    this.failures += 1;
     const text = watchErrorText(error);
-    const first = this.deps.retryFirstMs ?? RETRY_FIRST_MS;
-    const retryMs = Math.min(first * 2 ** (this.failures - 1), RETRY_MAX_MS);
-    if (text !== this.lastError) {
+    const { retryMs, isNew } = this.backoff.failed(text);
+    if (isNew) {
       this.deps.logger.warn('cell agent watch failed', {
         watch: this.target.name,
         error: text,
-        failures: this.failures,
+        failures: this.backoff.failures,
         retryInSeconds: retryMs / 1000,
       });
     }
-    this.lastError = text;
     this.retry = setTimeout(() => void this.connect(), retryMs);
   }
 }

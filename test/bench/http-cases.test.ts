@@ -2,7 +2,8 @@
  * The HTTP benchmark measures what it claims: every case's body, as the benchmark builds it, is
  * answered 200 with the steady state's answer by the product (the hook server's app with every
  * controller; for the admission webhook its app, reading the benchmark's stand-in apiserver
- * over HTTPS with the product's lookup), never a refusal; and the cases too big for the
+ * over HTTPS with the product's lookup), never a refusal; the webhook's watch cache syncs from
+ * the stand-in and then answers the review without reading it; and the cases too big for the
  * machine are run with fewer connections and by count, as bench/http.ts says.
  */
 import { KubeConfig } from '@kubernetes/client-node';
@@ -13,12 +14,13 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import request from 'supertest';
 import { createAdmissionApp } from '../../hooks/admission/app.js';
+import { startWatchCache } from '../../hooks/admission/cached-lookup.js';
 import { createKubernetesLookup } from '../../hooks/admission/lookup.js';
 import { selfSignedCertificate, type TestCertificate } from '../../hooks/admission/testing.js';
 import { productApp } from '../../hooks/controllers/testing.js';
 import { captureLogger } from '../../hooks/server/testing.js';
 import { apiserverStub, writeStubKubeconfig } from '../../bench/apiserver-stub.js';
-import { webhookLookups } from '../../bench/bodies-admission.js';
+import { virtualClusterCreateReview, webhookLookups } from '../../bench/bodies-admission.js';
 import { loadPlan } from '../../bench/http.js';
 import { httpCases, type HttpCase } from '../../bench/http-cases.js';
 
@@ -32,13 +34,20 @@ describe('HTTP benchmark cases (bench/http-cases.ts)', function () {
   let cert: TestCertificate;
   let stub: https.Server;
   let admission: ReturnType<typeof createAdmissionApp>;
+  let kubeConfig: KubeConfig;
+  /** What the stand-in apiserver was asked, path and query. */
+  const stubRequests: string[] = [];
 
   before(async () => {
     cert = selfSignedCertificate('kubecell-hooks.kubecell-system.svc');
     const key = readFileSync(cert.keyFile, 'utf8');
-    stub = https.createServer({ cert: cert.cert, key }, apiserverStub(webhookLookups(NOW)));
+    const answer = apiserverStub(webhookLookups(NOW));
+    stub = https.createServer({ cert: cert.cert, key }, (req, res) => {
+      stubRequests.push(decodeURIComponent(req.url ?? ''));
+      answer(req, res);
+    });
     await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
-    const kubeConfig = new KubeConfig();
+    kubeConfig = new KubeConfig();
     const file = path.join(cert.dir, 'kubeconfig');
     kubeConfig.loadFromFile(
       writeStubKubeconfig(file, (stub.address() as AddressInfo).port, cert.cert),
@@ -50,6 +59,7 @@ describe('HTTP benchmark cases (bench/http-cases.ts)', function () {
   });
 
   after(async () => {
+    stub.closeAllConnections();
     await new Promise((resolve) => stub.close(resolve));
     rmSync(cert.dir, { recursive: true, force: true });
   });
@@ -89,6 +99,34 @@ describe('HTTP benchmark cases (bench/http-cases.ts)', function () {
       );
     });
   }
+
+  it('admission/validate: the watch cache syncs from the stand-in apiserver, then the review reads nothing', async () => {
+    const cache = startWatchCache({
+      kubeConfig,
+      logger: captureLogger().logger,
+      controllerNamespace: 'kubecell-system',
+    });
+    try {
+      const deadline = Date.now() + 10_000;
+      while (!cache.synced()) {
+        if (Date.now() > deadline) throw new Error('the watch cache never synced from the stub');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      stubRequests.length = 0;
+      const cached = createAdmissionApp({
+        lookup: createKubernetesLookup(kubeConfig),
+        cache: cache.lookup,
+        logger: captureLogger().logger,
+      });
+      const response = await request(cached)
+        .post('/admission/validate')
+        .send(virtualClusterCreateReview('validate'));
+      expect(response.body.response?.allowed, JSON.stringify(response.body)).to.equal(true);
+      expect(stubRequests, 'requests to the stand-in apiserver').to.deep.equal([]);
+    } finally {
+      cache.stop();
+    }
+  });
 
   it('each check refuses an answer that is not the steady state', () => {
     for (const httpCase of CASES) {

@@ -498,6 +498,16 @@ describe('RBAC: least privilege on a real apiserver', function () {
       const allowed: Check[] = [
         { verb: 'get', resource: 'namespaces', why: 'host-namespace label' },
         { verb: 'list', resource: 'virtualclusters.kubecell.io', why: 'one per namespace' },
+        // The watch cache of the webhook's lookups (hooks/admission/cached-lookup.ts).
+        ...['namespaces', 'cells.kubecell.io', 'virtualnodeclasses.kubecell.io'].map(
+          (resource) => ({ verb: 'list', resource, why: 'watch cache' }),
+        ),
+        ...[
+          'namespaces',
+          'cells.kubecell.io',
+          'virtualnodeclasses.kubecell.io',
+          'virtualclusters.kubecell.io',
+        ].map((resource) => ({ verb: 'watch', resource, why: 'watch cache' })),
       ];
       const denied: Check[] = [
         { verb: 'list', resource: 'secrets', why: '' },
@@ -506,6 +516,8 @@ describe('RBAC: least privilege on a real apiserver', function () {
         { verb: 'update', resource: 'cells.kubecell.io', namespace: 'kubecell-system', why: '' },
         { verb: 'update', resource: 'namespaces', why: '' },
         { verb: 'list', resource: 'pods', why: '' },
+        { verb: 'watch', resource: 'secrets', why: '' },
+        { verb: 'watch', resource: 'gpucellpools.kubecell.io', why: '' },
         { verb: 'create', resource: 'pods', subresource: 'eviction', why: '' },
       ];
       const results = await answers(cluster, HOOK_SERVER, [...allowed, ...denied]);
