@@ -12,11 +12,20 @@
 // - no private path (a home directory, /work/, /root/, /tmp/kubecell) in docs, samples or
 //   manifests.
 import { expect } from 'chai';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { runCli } from '../../hooks/cli/validate.js';
 import { TOKEN, schemaEnums, tokensByModule } from './api-tokens.js';
-import { backticked, readRepoFile, tables, withoutFences } from './markdown.js';
+import {
+  allMarkdown,
+  backticked,
+  handWrittenMarkdown,
+  linesMatching,
+  readRepoFile,
+  repoFiles,
+  tables,
+  withoutFences,
+} from './markdown.js';
 import {
   defaultsTableProblems,
   isDefaultsTable,
@@ -25,26 +34,9 @@ import {
 } from './settings.js';
 import { repoRoot, runtimeSources } from './support.js';
 
-const SKIPPED_DIRS = new Set(['node_modules', '.cache', '.git', 'dist']);
-
-/** Repository-relative files below `dir` (skipping node_modules, caches, .git). */
-function walk(dir: string): string[] {
-  const files: string[] = [];
-  for (const entry of readdirSync(path.join(repoRoot, dir), { withFileTypes: true })) {
-    if (SKIPPED_DIRS.has(entry.name)) continue;
-    const file = dir === '.' ? entry.name : path.posix.join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...walk(file));
-    else if (entry.isFile()) files.push(file);
-  }
-  return files.sort();
-}
-
-const isGenerated = (file: string): boolean =>
-  /Code generated .*DO NOT EDIT/.test(readRepoFile(file).split('\n', 3).join('\n'));
-
-const ALL_MARKDOWN = walk('.').filter((file) => file.endsWith('.md'));
+const ALL_MARKDOWN = allMarkdown();
 /** Written by hand: the generated API reference is checked by `npm run verify` instead. */
-const MARKDOWN = ALL_MARKDOWN.filter((file) => !isGenerated(file));
+const MARKDOWN = handWrittenMarkdown();
 
 /** Inline code spans blanked, so a link written as code is not taken for a link. */
 function withoutCodeSpans(line: string): string {
@@ -420,20 +412,11 @@ describe('documentation', () => {
   it('no private path in docs, samples, manifests or the Dockerfile', () => {
     const files = [
       ...ALL_MARKDOWN,
-      ...walk('samples'),
-      ...walk('manifests'),
-      ...walk('metacontroller'),
+      ...repoFiles('samples'),
+      ...repoFiles('manifests'),
+      ...repoFiles('metacontroller'),
       'Dockerfile',
     ];
-    const found = files.flatMap((file) =>
-      readRepoFile(file)
-        .split('\n')
-        .flatMap((line, index) =>
-          PRIVATE_PATHS.some((pattern) => pattern.test(line))
-            ? [`${file}:${index + 1}: ${line.trim()}`]
-            : [],
-        ),
-    );
-    expect(found).to.deep.equal([]);
+    expect(linesMatching(files, PRIVATE_PATHS)).to.deep.equal([]);
   });
 });

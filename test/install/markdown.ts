@@ -1,12 +1,55 @@
-// Reading the tables and sections of a Markdown document, for the tests that check a document
-// against the code (troubleshooting reasons, metrics, the README configuration table).
-import { readFileSync } from 'node:fs';
+// Finding the repository's Markdown files and reading the tables and sections of a document, for
+// the tests that check a document against the code (troubleshooting reasons, metrics, the README
+// configuration table, the claims of doc-claims.test.ts).
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from './support.js';
 
 /** A repository file's text. */
 export function readRepoFile(file: string): string {
   return readFileSync(path.join(repoRoot, file), 'utf8');
+}
+
+const SKIPPED_DIRS = new Set(['node_modules', '.cache', '.git', 'dist']);
+
+/** Repository-relative files below `dir` (skipping node_modules, caches, .git), sorted. */
+export function repoFiles(dir: string): string[] {
+  const files: string[] = [];
+  for (const entry of readdirSync(path.join(repoRoot, dir), { withFileTypes: true })) {
+    if (SKIPPED_DIRS.has(entry.name)) continue;
+    const file = dir === '.' ? entry.name : path.posix.join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...repoFiles(file));
+    else if (entry.isFile()) files.push(file);
+  }
+  return files.sort();
+}
+
+/** Whether a file says, in its first lines, that it is generated. */
+function isGenerated(file: string): boolean {
+  return /Code generated .*DO NOT EDIT/.test(readRepoFile(file).split('\n', 3).join('\n'));
+}
+
+/** Every Markdown file of the repository, generated ones included. */
+export function allMarkdown(): string[] {
+  return repoFiles('.').filter((file) => file.endsWith('.md'));
+}
+
+/** The Markdown files written by hand (not the generated API reference). */
+export function handWrittenMarkdown(): string[] {
+  return allMarkdown().filter((file) => !isGenerated(file));
+}
+
+/** `<file>:<line>: <text>` of every line of `files` that one of `patterns` matches. */
+export function linesMatching(files: readonly string[], patterns: readonly RegExp[]): string[] {
+  return files.flatMap((file) =>
+    readRepoFile(file)
+      .split('\n')
+      .flatMap((line, index) =>
+        patterns.some((pattern) => pattern.test(line))
+          ? [`${file}:${index + 1}: ${line.trim()}`]
+          : [],
+      ),
+  );
 }
 
 /** The text with fenced code blocks blanked (line numbers kept). */
