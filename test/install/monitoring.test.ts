@@ -1,5 +1,6 @@
 // Metrics and their monitoring: docs/metrics.md lists every metric the hook server exports, with
-// its type and labels; the optional component manifests/monitoring/ (a ServiceMonitor and a
+// its type and labels, and the values of the `controller` and `hook` labels are the controllers
+// the hook server registers (hooks/controllers/register.ts) and the hook names; the optional component manifests/monitoring/ (a ServiceMonitor and a
 // PrometheusRule for the Prometheus Operator, whose CRDs the test cluster does not have) is
 // checked structurally: the ServiceMonitor reaches the Service's metrics port, and every alert
 // is well formed, uses only metrics the hook server exports and is documented. Unit test: no
@@ -7,8 +8,10 @@
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { createAdmissionMetrics } from '../../hooks/admission/metrics.js';
+import { CONTROLLERS } from '../../hooks/controllers/register.js';
 import { createLoadShedder } from '../../hooks/server/load-shedding.js';
 import { createMetrics } from '../../hooks/server/metrics.js';
+import { HOOK_NAMES } from '../../hooks/server/registry.js';
 import { backticked, column, readRepoFile, section, tables } from './markdown.js';
 import {
   findObject,
@@ -71,6 +74,19 @@ function documentedMetrics(): Map<string, { type: string; labels: string[] }> {
   );
 }
 
+/**
+ * The values docs/metrics.md gives for a label: the bullet `- \`<label>\`: ...` under the table,
+ * its code spans that look like label values (paths and the label's own name left out).
+ */
+function documentedLabelValues(label: string): string[] {
+  const text = section(readRepoFile(DOC), 2, "KubeCell's metrics") ?? '';
+  const bullet = text.split(/\n(?=- )/).find((entry) => entry.startsWith(`- \`${label}\`:`));
+  if (bullet === undefined) throw new Error(`${DOC}: no bullet "- \`${label}\`:"`);
+  return backticked(bullet)
+    .slice(1)
+    .filter((value) => /^[a-z][a-z0-9-]*$/.test(value));
+}
+
 /** A PromQL expression's metric names (identifiers not followed by `(`, keywords aside). */
 function metricsIn(expr: string): string[] {
   const withoutStrings = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""');
@@ -122,6 +138,19 @@ describe('metrics and monitoring', () => {
         }
       }
       expect(wrong).to.deep.equal([]);
+    });
+
+    it('gives every value of the controller label: the controllers the hook server registers', () => {
+      // A call to a controller the server does not know is counted as `unknown` (app.ts), which
+      // the doc says in the sentence above the list.
+      expect([...documentedLabelValues('controller')].sort()).to.deep.equal(
+        CONTROLLERS.map((controller) => controller.name).sort(),
+      );
+      expect(section(readRepoFile(DOC), 2, "KubeCell's metrics")).to.include('`unknown`');
+    });
+
+    it('gives every value of the hook label: the hooks Metacontroller calls', () => {
+      expect([...documentedLabelValues('hook')].sort()).to.deep.equal([...HOOK_NAMES].sort());
     });
 
     it('names the prefixes of the default process metrics', async () => {
