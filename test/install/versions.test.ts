@@ -2,11 +2,14 @@
 // Metacontroller as pinned in test/cluster/versions.json, and k3k, Open Cluster Management and
 // Cluster API as the tags of the upstream CRDs pinned in test/cluster/upstream-inputs.json. No
 // "≥" or "or later" for them: nothing else was checked. The README's table of upstream inputs
-// lists exactly the pinned files. Unit test: no cluster.
+// lists exactly the pinned files. In every hand-written doc, a version quoted with the name of
+// Metacontroller, Kubernetes, k3k, OCM or Cluster API is the pinned one (OCM's components as
+// versions.json pins them, its API's CRDs as upstream-inputs.json does), and no pinned version is
+// followed by "or later" (issue 26). Unit test: no cluster.
 import { expect } from 'chai';
 import { readUpstreamInputs } from '../cluster/upstream-inputs.js';
 import { readPinnedVersions } from '../cluster/versions.js';
-import { readRepoFile, section, tables } from './markdown.js';
+import { handWrittenMarkdown, readRepoFile, section, tables } from './markdown.js';
 
 const versions = readPinnedVersions();
 const inputs = readUpstreamInputs();
@@ -86,6 +89,90 @@ const OPEN_ENDED = /≥|>=|\bor later\b|\bor newer\b|\band later\b|\bat least\b/
 
 function withV(version: string): string {
   return version.startsWith('v') ? version : `v${version}`;
+}
+
+/** `v1.1.0` → `v1.1`. */
+function minorOf(version: string): string {
+  return version.replace(/^(v?\d+\.\d+)\..*$/, '$1');
+}
+
+/** A version a doc quotes with a component's name, and the versions it may be. */
+const QUOTED: { label: string; pattern: RegExp; versions: string[] }[] = [
+  {
+    label: 'Metacontroller',
+    pattern: /\bMetacontroller\s+(v?\d+\.\d+\.\d+)\b/gi,
+    versions: [versions.metacontroller.version],
+  },
+  {
+    label: 'Kubernetes',
+    pattern: /\b(?:Kubernetes|kube-apiserver)\s+(v?\d+\.\d+(?:\.\d+)?)\b/g,
+    versions: [versions.kubernetes.version, minorOf(versions.kubernetes.version)],
+  },
+  {
+    label: 'k3k',
+    pattern: /\bk3k\s+(v?\d+\.\d+(?:\.\d+)?)\b/g,
+    versions: [pinnedTag('rancher/k3k'), minorOf(pinnedTag('rancher/k3k'))],
+  },
+  {
+    label: "OCM's components",
+    pattern:
+      /\b(?:OCM|Open Cluster Management|open-cluster-management-io\/ocm)\s+(v?\d+\.\d+\.\d+)\b/g,
+    versions: [versions.ocm.version],
+  },
+  {
+    label: "OCM's API (its CRDs)",
+    pattern: /\bopen-cluster-management-io\/api\s+(v?\d+\.\d+\.\d+)\b/g,
+    versions: [pinnedTag('open-cluster-management-io/api')],
+  },
+  {
+    label: 'Cluster API',
+    pattern: /\bCluster API\s+(v?\d+\.\d+\.\d+)\b/g,
+    versions: [pinnedTag('kubernetes-sigs/cluster-api')],
+  },
+];
+
+/** Versions docs quote on purpose that are not the tested ones, with why. */
+const UPSTREAM_FACTS = new Map([
+  [
+    'docs/cell-image.md: Kubernetes 1.34',
+    'resource.k8s.io/v1 is served from Kubernetes 1.34 on: a fact about Kubernetes',
+  ],
+]);
+
+/** Every version `text` (of `file`) quotes that is not a pinned one (UPSTREAM_FACTS aside). */
+function unpinnedQuotes(file: string, text: string): string[] {
+  return QUOTED.flatMap(({ label, pattern, versions: allowed }) =>
+    [...text.matchAll(pattern)]
+      .filter((match) => !allowed.map(withV).includes(withV(match[1] as string)))
+      .map((match) => `${file}: ${match[0]}`)
+      .filter((quote) => !UPSTREAM_FACTS.has(quote))
+      .map((quote) => `${quote} (${label}: tested ${allowed[0] as string})`),
+  );
+}
+
+const PINS = [
+  versions.kubernetes.version,
+  minorOf(versions.kubernetes.version),
+  versions.metacontroller.version,
+  versions.ocm.version,
+  ...['rancher/k3k', 'open-cluster-management-io/api', 'kubernetes-sigs/cluster-api'].map(
+    pinnedTag,
+  ),
+].map((version) => version.replace(/^v/, '').replace(/\./g, '\\.'));
+const OPEN_ENDED_PIN = new RegExp(
+  `(?:≥|>=|\\bat least)\\s*v?(?:${PINS.join('|')})\\b|` +
+    `\\bv?(?:${PINS.join('|')})\\b\\S*\\s+(?:or|and)\\s+(?:later|newer|above)\\b`,
+  'g',
+);
+
+/** "<pinned version> or later", "≥ <pinned version>" in `text`: a range nothing tested. */
+function openEndedPins(file: string, text: string): string[] {
+  return [...text.matchAll(OPEN_ENDED_PIN)].map((match) => `${file}: ${match[0]}`);
+}
+
+/** A check over every hand-written doc. */
+function overDocs(check: (file: string, text: string) => string[]): string[] {
+  return handWrittenMarkdown().flatMap((file) => check(file, readRepoFile(file)));
 }
 
 describe('stated versions are the tested ones (README, quickstart; versions.json, upstream-inputs.json)', function () {
@@ -182,5 +269,28 @@ describe('stated versions are the tested ones (README, quickstart; versions.json
       )
       .sort();
     expect(stated).to.deep.equal(pinned);
+  });
+
+  it('(the checks find quoted versions and open-ended ranges)', function () {
+    const text = `Metacontroller v0.0.1 and ${versions.metacontroller.version}; Kubernetes 1.0, k3k v0.0`;
+    expect(unpinnedQuotes('x.md', text).map((found) => found.split(' (')[0])).to.deep.equal([
+      'x.md: Metacontroller v0.0.1',
+      'x.md: Kubernetes 1.0',
+      'x.md: k3k v0.0',
+    ]);
+    expect(
+      unpinnedQuotes('x.md', `Metacontroller ${versions.metacontroller.version}`),
+    ).to.deep.equal([]);
+    const pinned = versions.metacontroller.version.slice(1);
+    expect(openEndedPins('x.md', `needs ${pinned} or later, ≥ ${pinned}`)).to.have.length(2);
+    expect(openEndedPins('x.md', `needs ${pinned}, Go 1.26 or newer`)).to.deep.equal([]);
+  });
+
+  it('in every hand-written doc, a version quoted with a component is the pinned one', function () {
+    expect(overDocs(unpinnedQuotes)).to.deep.equal([]);
+  });
+
+  it('no hand-written doc follows a pinned version with "or later" (or puts "≥" before it)', function () {
+    expect(overDocs(openEndedPins)).to.deep.equal([]);
   });
 });
