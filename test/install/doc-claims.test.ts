@@ -8,6 +8,8 @@
 //   (changedFrozenCellFields, hooks/admission/rules.ts).
 // - Body sizes: `64mb` is read as 64 × 1024 × 1024 bytes (parseByteSize), so no doc calls the
 //   default body limit or budget "64 MB" (decimal).
+// - Install commands: docs/operations.md is the one place that gives them (issue 26, item 4);
+//   no other doc repeats an apply of the repository's kustomizations or the image build.
 import { expect } from 'chai';
 import { changedFrozenCellFields } from '../../hooks/admission/rules.js';
 import { DEFAULTS, parseByteSize } from '../../hooks/server/config.js';
@@ -98,6 +100,13 @@ function decimalBodySizes(): RegExp[] {
   });
 }
 
+/** A command that installs KubeCell: an apply of one of its kustomizations, or the image build. */
+const INSTALL_COMMAND = [
+  /kubectl apply\b.*\s-k\s+\S*\b(manifests|metacontroller)\//,
+  /\bdocker build\b/,
+];
+const INSTALL_DOC = 'docs/operations.md';
+
 describe('claims the docs make about the code', () => {
   describe('controllers (metacontroller/)', () => {
     const all = readControllers();
@@ -171,5 +180,14 @@ describe('claims the docs make about the code', () => {
       patterns.some((pattern) => pattern.test(`a ${limit} MiB body, \`${limit}mb\``)),
     ).to.equal(false);
     expect(linesMatching(MARKDOWN, patterns)).to.deep.equal([]);
+  });
+
+  it(`install commands are given in ${INSTALL_DOC} only`, () => {
+    expect(
+      linesMatching([INSTALL_DOC], INSTALL_COMMAND),
+      'the commands are there',
+    ).to.not.deep.equal([]);
+    const elsewhere = MARKDOWN.filter((file) => file !== INSTALL_DOC);
+    expect(linesMatching(elsewhere, INSTALL_COMMAND)).to.deep.equal([]);
   });
 });
