@@ -223,7 +223,7 @@ async function main(): Promise<number> {
     }
     if (Date.now() - lastNews > HEARTBEAT_MS) {
       progress(
-        `  ... still starting (${Math.round(elapsedMs / 1000)} s; a first run builds the binaries, about 8 minutes on 2 cores)`,
+        `  ... still starting (${Math.round(elapsedMs / 1000)} s; a first run builds the binaries, about 10 to 30 minutes on 2 cores)`,
       );
       lastNews = Date.now();
     }

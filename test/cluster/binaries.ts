@@ -40,7 +40,7 @@ export const GO_INSTALL_HINT = [
   '  curl -fsSLO https://go.dev/dl/go1.26.8.linux-amd64.tar.gz',
   '  sudo rm -rf /usr/local/go && sudo tar -C /usr/local -xzf go1.26.8.linux-amd64.tar.gz',
   '  export PATH="$PATH:/usr/local/go/bin"',
-  'then run `npm run cluster:build` (the first build takes about 15 minutes on 2 cores).',
+  'then run `npm run cluster:build` (the first build takes about 10 to 30 minutes on 2 cores).',
 ].join('\n');
 
 export class GoNotInstalledError extends Error {
@@ -436,7 +436,7 @@ export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promi
     mkdirSync(paths.binDir, { recursive: true });
     log(
       `building ${toBuild.map((c) => c.name).join(', ')} into ${paths.binDir} with ${goVersionString} ` +
-        '(a cold build of everything takes about 15 minutes on 2 cores)',
+        '(a first build of everything takes about 10 to 30 minutes on 2 cores; one cold build took 26)',
     );
     const timings: BuiltBinaries['timingsSeconds'] = {};
     for (const component of toBuild) {

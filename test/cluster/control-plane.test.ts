@@ -45,7 +45,7 @@ describe('local control plane built from Go modules', function () {
   let cluster: ControlPlane;
 
   before(async function () {
-    // Building cold takes about 8 minutes on 2 cores (measured); with the binaries cached, seconds.
+    // A first build takes about 10 to 30 minutes on 2 cores (README); with the binaries cached, seconds.
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
     // Fails (never skips) with installation instructions when Go is missing.
     const built = await ensureBinaries();
