@@ -8,10 +8,17 @@
 //   (changedFrozenCellFields, hooks/admission/rules.ts).
 // - Body sizes: `64mb` is read as 64 × 1024 × 1024 bytes (parseByteSize), so no doc calls the
 //   default body limit or budget "64 MB" (decimal).
+// - A VirtualCluster's ManifestWork: docs/concepts.md and docs/remote-cells.md each name every
+//   kind of object the delivery controller puts into it (renderVirtualClusterWork).
 // - Install commands: docs/operations.md is the one place that gives them (issue 26, item 4);
 //   no other doc repeats an apply of the repository's kustomizations or the image build.
 import { expect } from 'chai';
 import { changedFrozenCellFields } from '../../hooks/admission/rules.js';
+import { CONFIG, placedVirtualCluster } from '../../hooks/delivery/testing.js';
+import {
+  renderVirtualClusterWork,
+  type DeliveredVirtualCluster,
+} from '../../hooks/delivery/vc-work.js';
 import { DEFAULTS, parseByteSize } from '../../hooks/server/config.js';
 import {
   backticked,
@@ -100,6 +107,38 @@ function decimalBodySizes(): RegExp[] {
   });
 }
 
+// --- a VirtualCluster's ManifestWork ----------------------------------------------------------
+
+/** How the docs name each kind a VirtualCluster's ManifestWork carries. */
+const WORK_KIND_WORDS: Readonly<Record<string, RegExp>> = {
+  Namespace: /\bNamespace\b/,
+  NetworkPolicy: /\bNetworkPolicies\b/,
+  ResourceQuota: /\bResourceQuota\b/,
+  LimitRange: /\bLimitRange\b/,
+  Cluster: /\bk3k Cluster\b/,
+  Service: /\bService\b/,
+  Role: /\bRole\b/,
+  RoleBinding: /\b(RoleBinding|binding)\b/,
+  ConfigMap: /\bConfigMap\b/,
+};
+
+/** The kinds of the objects in the ManifestWork of a placed VirtualCluster. */
+function workKinds(): string[] {
+  const { vc } = placedVirtualCluster();
+  const resolved = vc.status?.resolved;
+  if (!resolved) throw new Error('the fixture VirtualCluster is not resolved');
+  const work = renderVirtualClusterWork(vc as DeliveredVirtualCluster, resolved, CONFIG);
+  return [...new Set(work.spec.workload.manifests.map((manifest) => String(manifest.kind)))];
+}
+
+/** The paragraph of a doc's section that names the work `kubecell-vc-<uid>`. */
+function workParagraph(file: string, level: number, title: string): string {
+  const text = section(readRepoFile(file), level, title) ?? '';
+  const paragraph = text.split(/\n\s*\n/).find((part) => part.includes('`kubecell-vc-<uid>`'));
+  if (paragraph === undefined) throw new Error(`${file} "${title}": no paragraph names the work`);
+  return paragraph;
+}
+
 /** A command that installs KubeCell: an apply of one of its kustomizations, or the image build. */
 const INSTALL_COMMAND = [
   /kubectl apply\b.*\s-k\s+\S*\b(manifests|metacontroller)\//,
@@ -180,6 +219,23 @@ describe('claims the docs make about the code', () => {
       patterns.some((pattern) => pattern.test(`a ${limit} MiB body, \`${limit}mb\``)),
     ).to.equal(false);
     expect(linesMatching(MARKDOWN, patterns)).to.deep.equal([]);
+  });
+
+  it("docs/concepts.md and docs/remote-cells.md name every kind of a VirtualCluster's ManifestWork", () => {
+    const kinds = workKinds();
+    expect(kinds).to.include('Cluster');
+    expect(
+      kinds.filter((kind) => WORK_KIND_WORDS[kind] === undefined),
+      'words for',
+    ).to.deep.equal([]);
+    for (const [file, level, title] of [
+      ['docs/concepts.md', 3, 'On a ManifestWork Cell'],
+      ['docs/remote-cells.md', 2, 'A VirtualCluster on it'],
+    ] as const) {
+      const paragraph = workParagraph(file, level, title);
+      const missing = kinds.filter((kind) => !(WORK_KIND_WORDS[kind] as RegExp).test(paragraph));
+      expect(missing, `${file} "${title}" leaves out`).to.deep.equal([]);
+    }
   });
 
   it(`install commands are given in ${INSTALL_DOC} only`, () => {
