@@ -10,6 +10,8 @@
 //   default body limit or budget "64 MB" (decimal).
 // - A VirtualCluster's ManifestWork: docs/concepts.md and docs/remote-cells.md each name every
 //   kind of object the delivery controller puts into it (renderVirtualClusterWork).
+// - A VirtualCluster's endpoint: docs/networking.md says the k3k Cluster's `tlsSANs` holds only
+//   the endpoint address, which is what the VirtualCluster controller renders.
 // - Install commands: docs/operations.md is the one place that gives them (issue 26, item 4);
 //   no other doc repeats an apply of the repository's kustomizations or the image build.
 import { expect } from 'chai';
@@ -236,6 +238,21 @@ describe('claims the docs make about the code', () => {
       const missing = kinds.filter((kind) => !(WORK_KIND_WORDS[kind] as RegExp).test(paragraph));
       expect(missing, `${file} "${title}" leaves out`).to.deep.equal([]);
     }
+  });
+
+  it("docs/networking.md: the k3k Cluster's tlsSANs holds only the endpoint address", () => {
+    const { vc, localChildren } = placedVirtualCluster({ delivery: 'Local' });
+    const cluster = localChildren.find((child) => child.kind === 'Cluster');
+    const spec = ((cluster as { spec?: { tlsSANs?: unknown } } | undefined)?.spec ?? {}) as {
+      tlsSANs?: unknown;
+    };
+    const endpoint = vc.status?.resolved?.endpointAddress;
+    expect(endpoint, 'the fixture is placed').to.be.a('string');
+    expect(spec.tlsSANs).to.deep.equal([endpoint]);
+    const text =
+      section(readRepoFile('docs/networking.md'), 2, 'NodePorts and VirtualCluster endpoints') ??
+      '';
+    expect(text.replace(/\s+/g, ' ')).to.include('`tlsSANs` holds only that address');
   });
 
   it(`install commands are given in ${INSTALL_DOC} only`, () => {
