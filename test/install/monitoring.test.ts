@@ -20,6 +20,7 @@ import {
   runtimeSources,
 } from './support.js';
 import type { Json } from './support.js';
+import { ingressAllowed, podsOf, type PodRef } from './network-policy.js';
 
 const DOC = 'docs/metrics.md';
 const COMPONENT = 'manifests/monitoring';
@@ -171,16 +172,18 @@ describe('metrics and monitoring', () => {
     const rule = findObject(objects, 'PrometheusRule', 'kubecell');
     const alerts = ((rule.spec as Json).groups as Json[]).flatMap((group) => group.rules as Json[]);
 
-    it('is a Kustomization of a ServiceMonitor and a PrometheusRule in kubecell-system', () => {
+    it('is a Kustomization of a ServiceMonitor, a PrometheusRule and a NetworkPolicy in kubecell-system', () => {
       expect(kustomizationEntries(COMPONENT)).to.deep.equal([
         'servicemonitor.yaml',
         'prometheusrule.yaml',
+        'networkpolicy.yaml',
       ]);
       expect(
         objects.map((object) => `${String(object.apiVersion)} ${String(object.kind)}`),
       ).to.deep.equal([
         'monitoring.coreos.com/v1 ServiceMonitor',
         'monitoring.coreos.com/v1 PrometheusRule',
+        'networking.k8s.io/v1 NetworkPolicy',
       ]);
       for (const object of objects) {
         expect((object.metadata as Json).namespace).to.equal('kubecell-system');
@@ -200,6 +203,57 @@ describe('metrics and monitoring', () => {
         expect(endpoint.port).to.equal('http');
         expect(endpoint.path).to.equal('/metrics');
       }
+    });
+
+    describe('the NetworkPolicies let Prometheus scrape the hook server', () => {
+      const base = kustomizationObjects('manifests');
+      const hookServer = podsOf(findObject(base, 'Deployment', 'kubecell-hooks'));
+      // Where the ServiceMonitor's endpoint goes: the Service's port http, then its targetPort.
+      const servicePort = ((service.spec as Json).ports as Json[]).find(
+        (port) => port.name === 'http',
+      ) as Json;
+      const scrapePort =
+        typeof servicePort.targetPort === 'number'
+          ? servicePort.targetPort
+          : (hookServer.ports.find((port) => port.name === servicePort.targetPort)
+              ?.containerPort as number);
+      // A Prometheus as kube-prometheus runs it: namespace monitoring, Pods labelled by the
+      // Prometheus Operator (app.kubernetes.io/name=prometheus, prometheus=<its name>).
+      const prometheus: PodRef = {
+        namespace: 'monitoring',
+        labels: { 'app.kubernetes.io/name': 'prometheus', prometheus: 'k8s' },
+      };
+      const policiesOf = (objects: Json[]): Json[] =>
+        objects.filter((object) => object.kind === 'NetworkPolicy');
+
+      it('with manifests/monitoring/, Prometheus reaches the metrics port', () => {
+        expect(scrapePort).to.be.a('number');
+        const policies = policiesOf([...base, ...objects]);
+        expect(ingressAllowed(policies, prometheus, hookServer, scrapePort)).to.equal(true);
+      });
+
+      it('without it, the NetworkPolicy kubecell-hooks of manifests/ refuses the scrape', () => {
+        expect(policiesOf(base), 'manifests/ restricts the hook server').to.not.deep.equal([]);
+        expect(ingressAllowed(policiesOf(base), prometheus, hookServer, scrapePort)).to.equal(
+          false,
+        );
+      });
+
+      it('the rule admits only Prometheus Pods, and nothing new to the webhook port', () => {
+        const policies = policiesOf([...base, ...objects]);
+        const tenant: PodRef = { namespace: 'tenant-a', labels: prometheus.labels };
+        const other: PodRef = { namespace: 'monitoring', labels: { app: 'grafana' } };
+        expect(
+          ingressAllowed(policies, tenant, hookServer, scrapePort),
+          'other namespace',
+        ).to.equal(false);
+        expect(ingressAllowed(policies, other, hookServer, scrapePort), 'other Pod').to.equal(
+          false,
+        );
+        const rule = findObject(objects, 'NetworkPolicy', 'kubecell-hooks-metrics');
+        const ports = ((rule.spec as Json).ingress as Json[]).flatMap((entry) => entry.ports);
+        expect(ports).to.deep.equal([{ protocol: 'TCP', port: 'http' }]);
+      });
     });
 
     it('every rule is a well-formed alert', () => {
