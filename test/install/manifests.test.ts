@@ -123,8 +123,10 @@ describe('install manifests', () => {
       // Applied on their own when wanted: the cert-manager overlay, Metacontroller's own
       // least-privilege role (manifests/metacontroller-core/rbac.yaml says when), and the
       // monitoring for the Prometheus Operator, whose CRDs a cluster may not have (checked
-      // structurally by monitoring.test.ts).
+      // structurally by monitoring.test.ts); and Metacontroller itself, step 0, installed before
+      // KubeCell (checked by metacontroller-install.test.ts).
       const optional = [
+        'manifests/metacontroller-install/',
         'manifests/webhook/cert-manager/',
         'manifests/metacontroller-core/',
         'manifests/monitoring/',
