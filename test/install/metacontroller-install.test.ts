@@ -21,8 +21,11 @@ import path from 'node:path';
 import { binaryPaths } from '../cluster/binaries.js';
 import {
   METACONTROLLER_INSTALL_DIR,
+  STACK_OWN_FLAGS,
+  flagName,
   kustomizeBuild,
   metacontrollerContainer,
+  metacontrollerInstallArgs,
 } from '../cluster/metacontroller-install.js';
 import { readPinnedVersions } from '../cluster/versions.js';
 import { ingressAllowed, podsOf } from './network-policy.js';
@@ -124,6 +127,18 @@ describe('Metacontroller install (manifests/metacontroller-install/) and identit
       expect(rendered.namespace).to.equal('metacontroller');
       expect(rendered.serviceAccountName).to.equal('metacontroller');
     });
+  });
+
+  it("the cluster tests' Metacontroller runs with the overlay's flags, but for its own listeners, kubeconfig, discovery interval and log level", () => {
+    const rendered = metacontrollerContainer(kustomizeBuild(kubectl, METACONTROLLER_INSTALL_DIR));
+    const stack = metacontrollerInstallArgs(kubectl, version);
+    expect(stack).to.deep.equal(
+      rendered.args.filter(
+        (arg) => !(STACK_OWN_FLAGS as readonly string[]).includes(flagName(arg)),
+      ),
+    );
+    expect(stack).to.include('--apply-strategy=server-side-apply');
+    expect(stack.map(flagName)).to.not.include('discovery-interval');
   });
 
   describe("the component metacontroller-identity, in operations.md's overlay", () => {
