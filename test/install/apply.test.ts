@@ -2,9 +2,10 @@
 // `kubectl apply -k manifests/`, `kubectl apply -k metacontroller/` and each GPUCellPool
 // component (`kubectl apply -k metacontroller/gpucellpool/<provisioner>/`) pass a server-side
 // dry-run; the hook server's Pod passes the "restricted" Pod Security Standard that
-// kubecell-system enforces; and the documented kustomize patch moves the ClusterRoleBinding to
-// another Metacontroller ServiceAccount. No kubelet runs here, so no Pod starts; nothing is
-// persisted (the webhook configurations would refuse the other tests' objects).
+// kubecell-system enforces; the documented kustomize patch moves the ClusterRoleBinding to
+// another Metacontroller ServiceAccount; and Metacontroller's own install (step 0,
+// manifests/metacontroller-install/) passes the same dry run. No kubelet runs here, so no Pod
+// starts; nothing is persisted (the webhook configurations would refuse the other tests' objects).
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -65,6 +66,26 @@ describe('install: kubectl apply -k, server-side dry-run', function () {
       for (const line of lines) expect(line).to.match(/\(server dry run\)$/);
     });
   }
+
+  it('kubectl apply -k manifests/metacontroller-install/ --dry-run=server (step 0)', async function () {
+    this.timeout(60_000);
+    const dir = path.join(repoRoot, 'manifests', 'metacontroller-install');
+    // A server-side dry run creates nothing, so the ServiceAccount and StatefulSet would find no
+    // namespace: the namespace exists first, as it does once the apply has begun.
+    await kubectlOk(cluster, ['create', 'namespace', 'metacontroller']);
+    const result = await cluster.kubectl(['apply', '--server-side', '-k', dir, '--dry-run=server']);
+    expect(result.code, `${result.stderr}${result.stdout}`).to.equal(0);
+    // Upstream's own kustomization (vendored unmodified) still uses commonLabels, which kubectl
+    // warns about; nothing else may warn.
+    const warnings = result.stderr
+      .split('\n')
+      .filter((line) => line !== '' && !line.includes("'commonLabels' is deprecated"));
+    expect(warnings, 'no warnings').to.deep.equal([]);
+    const built = documents(await kubectlOk(cluster, ['kustomize', dir]));
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).to.have.length(built.length);
+    for (const line of lines) expect(line).to.match(/\(server dry run\)$/);
+  });
 
   it('the hook server Pod is admitted under Pod Security "restricted"', async function () {
     this.timeout(60_000);
