@@ -8,7 +8,8 @@
 //      (a certificate for 127.0.0.1) and the webhook configurations of manifests/webhook
 //      pointed at it, so objects are labelled and validated as on a real install
 //   5. Metacontroller, authenticated with a bound token of that ServiceAccount, so it can do
-//      exactly what manifests/ grants it and nothing more
+//      exactly what manifests/ grants it and nothing more, started with the args of the
+//      StatefulSet manifests/metacontroller-install/ renders (metacontroller-install.ts)
 //   6. the Metacontroller objects of metacontroller/ (the base and the chosen GPUCellPool
 //      provisioner components), their hooks pointed at that hook server
 //
@@ -44,6 +45,7 @@ import {
   type OcmManagedCluster,
   type OcmManagedClusterOptions,
 } from './ocm-managed.js';
+import { metacontrollerInstallArgs } from './metacontroller-install.js';
 import { clusterTestDir, repoRoot } from './paths.js';
 import { freeLoopbackPorts } from './ports.js';
 import { startManagedProcess, type ManagedProcess } from './processes.js';
@@ -62,7 +64,10 @@ export const HOOK_SERVER_SERVICE_ACCOUNT = { namespace: 'kubecell-system', name:
 export type GpuCellPoolProvisioner = 'kubevirt' | 'cluster-api';
 
 export interface KubeCellStackOptions {
-  /** Metacontroller's --apply-strategy; default server-side-apply (what the docs recommend). */
+  /**
+   * Metacontroller's --apply-strategy; default manifests/metacontroller-install/'s
+   * (server-side-apply, what the docs recommend).
+   */
   applyStrategy?: 'server-side-apply' | 'dynamic-apply';
   /** Which GPUCellPool provisioner components to install with their CRDs; default both. */
   provisioners?: readonly GpuCellPoolProvisioner[];
@@ -265,12 +270,23 @@ export async function startKubeCellStack(
           .flatMap((file) => ['-f', path.join(dir, file)]),
       ),
     ]);
+    // Metacontroller runs with the args manifests/metacontroller-install/ renders for its
+    // StatefulSet, the binary built from the same release standing in for its image, so that what
+    // the tests show holds for that install and the overlay cannot rot (metacontroller-install.ts
+    // drops only the flags a process on loopback needs its own values of). A test's apply
+    // strategy and flags come after, so they win.
+    const installArgs = metacontrollerInstallArgs(
+      cluster.binaries.kubectl,
+      cluster.binaries.versions.metacontroller.version,
+    );
+    log(`Metacontroller flags from manifests/metacontroller-install: ${installArgs.join(' ')}`);
     const metacontrollerOptions = {
       identity: { serviceAccount: METACONTROLLER_SERVICE_ACCOUNT },
-      applyStrategy: options.applyStrategy ?? 'server-side-apply',
-      // Its defaults (5 QPS, burst 10) are what a platform starts with; the tests keep them
-      // unless a scenario says otherwise, so that what they show holds for a default install.
-      extraArgs: options.metacontrollerArgs ?? [],
+      extraArgs: [
+        ...installArgs,
+        ...(options.applyStrategy ? [`--apply-strategy=${options.applyStrategy}`] : []),
+        ...(options.metacontrollerArgs ?? []),
+      ],
     } as const;
     let metacontroller = await cluster.startMetacontroller(metacontrollerOptions);
     const { objects } = rewriteHookUrls(metacontrollerObjectsFor(provisioners), hookServerUrl);
