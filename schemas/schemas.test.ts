@@ -559,6 +559,23 @@ describe('schemas', () => {
       expect(errorsOf(expired, evaluated)).to.deep.equal([]);
     });
 
+    it('VirtualClusterPlan: an Unknown plan may be evaluated again within its generation', () => {
+      const plan = sampleOf('virtualclusterplan-full.yaml');
+      const unknown = {
+        ...plan,
+        status: { observedGeneration: 1, decision: 'Unknown', evaluatedAt: '2026-11-30T00:00:00Z' },
+      } as JsonObject;
+      const concluded = clone(unknown);
+      Object.assign(concluded.status as JsonObject, {
+        decision: 'Accepted',
+        evaluatedAt: '2026-11-30T00:00:02Z',
+      });
+      expect(errorsOf(concluded, unknown)).to.deep.equal([]);
+      const flipped = clone(concluded);
+      (flipped.status as JsonObject).decision = 'Rejected';
+      expectRejected(flipped, /only an Unknown plan is evaluated again/, concluded);
+    });
+
     it('GPUCellPool: exactly one of resourceClaimName and resourceClaimTemplateName', () => {
       const both = pool();
       (spec(both).gpu as JsonObject).resourceClaimName = 'a100-0';

@@ -100,23 +100,23 @@ describe('feasibility evaluation', () => {
   });
 
   describe('CellFound and ClassFound', () => {
-    it('fails CellFound and leaves out the checks that need the Cell', () => {
+    it('is Unknown on a missing Cell (it may appear) and leaves out the checks that need it', () => {
       const result = evaluate((input) => (input.cell = undefined));
-      expect(result.decision).to.equal('Rejected');
+      expect(result.decision).to.equal('Unknown');
       expect(result.checks.map((c) => `${c.name}:${c.result}:${c.reason}`)).to.deep.equal([
-        'CellFound:Fail:CellNotFound',
+        'CellFound:Unknown:CellNotFound',
         'ClassFound:Pass:ClassFound',
         'NamespaceAvailable:Pass:NamespaceAvailable',
       ]);
       expect(result.checks[0]?.message).to.include('Cell cell1 does not exist');
     });
 
-    it('fails ClassFound and leaves out the checks that need the class', () => {
+    it('is Unknown on a missing class and leaves out the checks that need it', () => {
       const result = evaluate((input) => (input.virtualNodeClass = undefined));
-      expect(result.decision).to.equal('Rejected');
+      expect(result.decision).to.equal('Unknown');
       expect(result.checks.map((c) => `${c.name}:${c.result}`)).to.deep.equal([
         'CellFound:Pass',
-        'ClassFound:Fail',
+        'ClassFound:Unknown',
         'CellLive:Pass',
         'InventoryFresh:Pass',
         'NodePorts:Pass',
@@ -125,7 +125,7 @@ describe('feasibility evaluation', () => {
       expect(only(result, 'ClassFound')).to.include({
         reason: 'ClassNotFound',
         message:
-          'VirtualNodeClass small does not exist; create it or name an existing class in spec.classRef.name.',
+          'VirtualNodeClass small does not exist (or was not observed yet); create it or name an existing class in spec.classRef.name. The placement is evaluated again when it appears.',
       });
     });
   });

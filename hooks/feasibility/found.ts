@@ -1,4 +1,9 @@
-/** The checks CellFound and ClassFound: the Cell and the class the placement names exist. */
+/**
+ * The checks CellFound and ClassFound: the Cell and the class the placement names exist. A
+ * missing one is Unknown, not Fail: the hook sees only what Metacontroller observed, so an
+ * object created a second ago and one that will never exist look the same, and a plan or
+ * VirtualCluster is evaluated again when it appears (decision D40).
+ */
 import type { Cell, FeasibilityCheck, VirtualNodeClass } from '../generated/types/index.js';
 import { check } from './check.js';
 import { Reason } from './reasons.js';
@@ -9,9 +14,9 @@ export function checkCellFound(cell: Cell | undefined, cellName: string): Feasib
   }
   return check(
     'CellFound',
-    'Fail',
+    'Unknown',
     Reason.CellNotFound,
-    `Cell ${cellName} does not exist in the KubeCell namespace; create it or name an existing Cell in spec.cellRef.name.`,
+    `Cell ${cellName} does not exist in the KubeCell namespace (or was not observed yet); create it or name an existing Cell in spec.cellRef.name. The placement is evaluated again when it appears.`,
   );
 }
 
@@ -24,8 +29,8 @@ export function checkClassFound(
   }
   return check(
     'ClassFound',
-    'Fail',
+    'Unknown',
     Reason.ClassNotFound,
-    `VirtualNodeClass ${className} does not exist; create it or name an existing class in spec.classRef.name.`,
+    `VirtualNodeClass ${className} does not exist (or was not observed yet); create it or name an existing class in spec.classRef.name. The placement is evaluated again when it appears.`,
   );
 }

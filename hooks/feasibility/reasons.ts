@@ -79,11 +79,11 @@ export const REASONS_BY_CHECK: Readonly<
 > = {
   CellFound: [
     { reason: Reason.CellFound, result: 'Pass' },
-    { reason: Reason.CellNotFound, result: 'Fail' },
+    { reason: Reason.CellNotFound, result: 'Unknown' },
   ],
   ClassFound: [
     { reason: Reason.ClassFound, result: 'Pass' },
-    { reason: Reason.ClassNotFound, result: 'Fail' },
+    { reason: Reason.ClassNotFound, result: 'Unknown' },
   ],
   NamespaceAllowed: [
     { reason: Reason.NamespaceAllowed, result: 'Pass' },

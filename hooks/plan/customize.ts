@@ -15,9 +15,11 @@
  *
  * The VirtualClusters of the Cell are not related (feasibility/related.ts says why).
  *
- * Each rule also makes Metacontroller call sync again when a matching object changes. The
- * decision is not refreshed by that (it is evaluated once per generation), so those calls
- * only re-check expiry.
+ * Each rule also makes Metacontroller call sync again when a matching object changes
+ * (pkg/controller/common/customize/manager.go, onRelatedAdd/onRelatedUpdate →
+ * notifyRelatedParents, Metacontroller v4.17.2). A conclusion (Accepted, Rejected) is not
+ * refreshed by that, so those calls only re-check expiry; an Unknown plan is evaluated again
+ * (phases.ts, nextEvaluation): that is how a class created after the plan is seen.
  */
 import type { VirtualClusterPlan } from '../generated/types/index.js';
 import type { CustomizeHookRequest, CustomizeHookResponse } from '../metacontroller/protocol.js';

@@ -1,15 +1,22 @@
 /**
  * The steps of a VirtualClusterPlan sync, as small pure functions.
  *
- * - `keptEvaluation`: the decision already made for this generation, if any. It is kept
- *   exactly as stored (same objects, so the same bytes): a plan is evaluated once per
- *   generation and never refreshed by a resync or by a change to the Cell or class.
+ * - `storedEvaluation`: the evaluation already made for this generation, if any.
+ * - `nextEvaluation`: what the status carries now. A conclusion (Accepted or Rejected) is kept
+ *   exactly as stored (same objects, so the same bytes): it is made once per generation and
+ *   never refreshed by a resync or by a change to the Cell or class. Unknown is no conclusion:
+ *   an input was missing or not yet observed (a class created a second after the plan, a Cell
+ *   without status), so the plan is evaluated again at the next sync, which Metacontroller
+ *   calls when a related object changes (customize.ts), never on a timer. While the checks
+ *   come out the same, the stored evaluation is kept, so a sync that learns nothing new
+ *   writes nothing (decision D40).
  * - `evaluatePlan`: a new evaluation, stamped `evaluatedAt` (second precision) and
  *   `expiresAt` = `evaluatedAt` + TTL.
  * - `expiryOf`: whether `expiresAt` has passed at `now`, and if not, how many seconds until
  *   it does (returned as `resyncAfterSeconds` so Metacontroller calls back at that moment).
  * - `planConditions`: the Evaluated and Expired conditions.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type {
   Condition,
   FeasibilityCheck,
@@ -39,7 +46,7 @@ const DECISIONS: readonly string[] = Object.values(Decision);
  * The stored evaluation, when it belongs to this generation and is complete. Anything
  * else (another generation, no decision, an unreadable expiresAt) means evaluate again.
  */
-export function keptEvaluation(
+export function storedEvaluation(
   status: VirtualClusterPlanStatus | undefined,
   generation: number | undefined,
 ): PlanEvaluation | undefined {
@@ -50,6 +57,25 @@ export function keptEvaluation(
   if (typeof evaluatedAt !== 'string' || typeof expiresAt !== 'string') return undefined;
   if (Number.isNaN(Date.parse(expiresAt)) || !Array.isArray(checks)) return undefined;
   return { decision, evaluatedAt, expiresAt, checks };
+}
+
+/**
+ * The evaluation the status carries: a stored conclusion as it is; otherwise `evaluate()`,
+ * unless it is Unknown again with the same checks as the stored one (then the stored one,
+ * byte for byte, so an unchanged input never moves `evaluatedAt`). The stored checks arrive
+ * from the apiserver with their keys sorted; isDeepStrictEqual ignores key order.
+ */
+export function nextEvaluation(
+  stored: PlanEvaluation | undefined,
+  evaluate: () => PlanEvaluation,
+): PlanEvaluation {
+  if (stored !== undefined && stored.decision !== Decision.Unknown) return stored;
+  const fresh = evaluate();
+  const unchanged =
+    stored !== undefined &&
+    fresh.decision === Decision.Unknown &&
+    isDeepStrictEqual(stored.checks, fresh.checks);
+  return unchanged ? stored : fresh;
 }
 
 /** Runs the feasibility evaluation and stamps it. */
@@ -135,6 +161,6 @@ function evaluatedMessage(evaluation: PlanEvaluation, generation: number | undef
     case Decision.Rejected:
       return `${head}; failed: ${list('Fail')}.`;
     default:
-      return `${head}; could not decide: ${list('Unknown')}.`;
+      return `${head}; could not decide: ${list('Unknown')}. It is evaluated again when the Cell, the class or the namespace changes.`;
   }
 }

@@ -93,15 +93,18 @@ describe('VirtualClusterPlan sync', () => {
       expect(condition(status, 'Evaluated')).to.include({
         reason: 'Unknown',
         message:
-          'Generation 1 was evaluated at 2026-11-30T00:00:00Z: Unknown; could not decide: Storage requests.storage (FreeCapacityUnknown).',
+          'Generation 1 was evaluated at 2026-11-30T00:00:00Z: Unknown; could not decide: Storage requests.storage (FreeCapacityUnknown). It is evaluated again when the Cell, the class or the namespace changes.',
       });
     });
 
-    it('rejects when the Cell and class are missing', () => {
+    it('is Unknown when the Cell and class are missing, and says it will look again', () => {
       const status = statusOf(
         syncPlan(syncRequest(plan(), toObjectMap([hostNamespace()])), CONFIG, NOW),
       );
-      expect(status.decision).to.equal('Rejected');
+      expect(status.decision).to.equal('Unknown');
+      expect(condition(status, 'Evaluated').message).to.match(
+        /could not decide: CellFound \(CellNotFound\), ClassFound \(ClassNotFound\)\. It is evaluated again when the Cell, the class or the namespace changes\.$/,
+      );
       expect(status.checks?.map((c) => c.reason)).to.deep.equal([
         'CellNotFound',
         'ClassNotFound',
@@ -180,9 +183,13 @@ describe('VirtualClusterPlan sync', () => {
     it('re-evaluates when the generation changes', () => {
       const first = syncPlan(syncRequest(), CONFIG, NOW);
       const edited = plan(2);
-      edited.spec.classRef.name = 'missing';
+      const full = readyCell();
+      if (full.status?.inventory?.cpu) full.status.inventory.cpu.availableEstimate = '0';
       const second = syncPlan(
-        syncRequest({ ...edited, status: statusOf(first) }),
+        syncRequest(
+          { ...edited, status: statusOf(first) },
+          toObjectMap([full, smallClass(), hostNamespace()]),
+        ),
         CONFIG,
         at('2026-11-30T00:05:00Z'),
       );
@@ -216,6 +223,36 @@ describe('VirtualClusterPlan sync', () => {
         const status = statusOf(syncPlan(syncRequest(parent), CONFIG, later));
         expect(status.evaluatedAt, JSON.stringify(change)).to.equal('2026-11-30T00:01:00Z');
       }
+    });
+  });
+
+  describe('an Unknown plan', () => {
+    const noClass = () => toObjectMap([readyCell(), hostNamespace()]);
+
+    it('is evaluated again when the class appears, and then concludes', () => {
+      const first = syncPlan(syncRequest(plan(), noClass()), CONFIG, NOW);
+      expect(statusOf(first).decision).to.equal('Unknown');
+      const second = syncPlan(
+        syncRequest(withStatus(first), acceptedRelated()),
+        CONFIG,
+        at('2026-11-30T00:00:02Z'),
+      );
+      expect(statusOf(second)).to.deep.include({
+        decision: 'Accepted',
+        evaluatedAt: '2026-11-30T00:00:02Z',
+        expiresAt: '2026-11-30T00:15:02Z',
+      });
+      expect(condition(statusOf(second), 'Evaluated')).to.include({ reason: 'Accepted' });
+    });
+
+    it('writes nothing new while its inputs stay the same, however late the sync', () => {
+      const first = syncPlan(syncRequest(plan(), noClass()), CONFIG, NOW);
+      const again = syncPlan(
+        syncRequest(withStatus(first), noClass()),
+        CONFIG,
+        at('2026-11-30T00:03:00Z'),
+      );
+      expect(JSON.stringify(statusOf(again))).to.equal(JSON.stringify(statusOf(first)));
     });
   });
 

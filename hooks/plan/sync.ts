@@ -1,6 +1,7 @@
 /**
- * The kubecell-plan sync hook: evaluate a VirtualClusterPlan once per generation, keep the
- * decision, flip Expired at `expiresAt`. It returns no children and reserves nothing.
+ * The kubecell-plan sync hook: evaluate a VirtualClusterPlan until it concludes (Accepted or
+ * Rejected; Unknown is evaluated again when an input changes), keep the conclusion for the
+ * generation, flip Expired at `expiresAt`. It returns no children and reserves nothing.
  *
  * The whole status is returned on every call (Metacontroller replaces `.status` with it),
  * including `observedGeneration`, which Metacontroller also sets itself. For the same
@@ -25,7 +26,13 @@ import {
   type ObjectMap,
 } from '../metacontroller/protocol.js';
 import type { PlanConfig } from './config.js';
-import { evaluatePlan, expiryOf, keptEvaluation, planConditions } from './phases.js';
+import {
+  evaluatePlan,
+  expiryOf,
+  nextEvaluation,
+  planConditions,
+  storedEvaluation,
+} from './phases.js';
 
 const CELL = childKey(API_VERSION, 'Cell');
 const CLASS = childKey(API_VERSION, 'VirtualNodeClass');
@@ -39,9 +46,9 @@ export function syncPlan(
 ): CompositeSyncResponse {
   const plan = request.parent;
   const generation = plan.metadata.generation;
-  const evaluation =
-    keptEvaluation(plan.status, generation) ??
-    evaluatePlan(planInput(plan, request.related, config, now), config.ttlSeconds);
+  const evaluation = nextEvaluation(storedEvaluation(plan.status, generation), () =>
+    evaluatePlan(planInput(plan, request.related, config, now), config.ttlSeconds),
+  );
   const expiry = expiryOf(evaluation.expiresAt, now);
   const status: VirtualClusterPlanStatus = {
     ...(generation === undefined ? {} : { observedGeneration: generation }),

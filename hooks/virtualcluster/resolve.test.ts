@@ -55,7 +55,7 @@ describe('VirtualCluster controller', () => {
       expect(statusOf(noClass).phase).to.equal('Pending');
       expect(statusOf(noClass).feasibilityChecks?.[1]).to.deep.include({
         name: 'ClassFound',
-        result: 'Fail',
+        result: 'Unknown',
       });
     });
 

@@ -3,7 +3,7 @@ import type { ObjectMeta } from '../../metacontroller/protocol.js';
 import type { CellReference, Condition, FeasibilityCheck, VirtualNodeClassReference } from './common.js';
 
 /**
- * A VirtualClusterPlan asks "would a VirtualCluster of this class fit on this Cell, in this namespace?" without creating anything. The kubecell-plan controller runs the same feasibility evaluation as VirtualCluster creation once per generation and writes the decision and every check to status; it never reserves capacity, so an Accepted plan is advice, not a promise. The spec has the same shape as a VirtualCluster's, so an accepted plan's spec can be used unchanged to create the VirtualCluster. Note: k3k's VirtualClusterPolicy also uses the short name vcp.
+ * A VirtualClusterPlan asks "would a VirtualCluster of this class fit on this Cell, in this namespace?" without creating anything. The kubecell-plan controller runs the same feasibility evaluation as VirtualCluster creation and writes the decision and every check to status: a conclusion (Accepted or Rejected) is made once per generation, while an Unknown plan (an input missing or not yet observed) is evaluated again when its Cell, class or namespace changes, never on a timer; it never reserves capacity, so an Accepted plan is advice, not a promise. The spec has the same shape as a VirtualCluster's, so an accepted plan's spec can be used unchanged to create the VirtualCluster. Note: k3k's VirtualClusterPolicy also uses the short name vcp.
  */
 export interface VirtualClusterPlan {
 apiVersion: "kubecell.io/v1alpha1"
@@ -34,7 +34,7 @@ export interface VirtualClusterPlanStatus {
  */
 observedGeneration?: number
 /**
- * Accepted: every check passed. Rejected: at least one check failed. Unknown: no check failed but at least one could not be decided (e.g. stale inventory). The decision is computed once per generation and stays as it is after expiresAt; see the Expired condition.
+ * Accepted: every check passed. Rejected: at least one check failed. Unknown: no check failed but at least one could not be decided (e.g. stale inventory, a Cell or class not found yet); it is evaluated again when the Cell, the class or the namespace changes. Accepted and Rejected are conclusions: computed once per generation, they stay as they are after expiresAt; see the Expired condition.
  */
 decision?: ("Accepted" | "Rejected" | "Unknown")
 /**

@@ -279,32 +279,56 @@ describe('e2e: VirtualClusterPlan through Metacontroller', function () {
     });
   });
 
-  it('a missing class or Cell is Rejected, and the checks that need it are left out', async function () {
+  it('a missing class or Cell is Unknown, and the plan concludes once the class is created', async function () {
+    // kubectl apply -f samples/ creates plans before their classes: the plan must not stay
+    // undecided (or Rejected) for good. Missing inputs are Unknown; the plan relates its class
+    // by name, so creating it makes Metacontroller call the sync hook, which evaluates the
+    // Unknown plan again (decision D40).
+    const lateClass = uniqueName('e2e-plan-late-class');
     await apply(
       stack,
       [
-        planManifest('no-class', tenant, world.cell, uniqueName('e2e-plan-missing')),
+        planManifest('no-class', tenant, world.cell, lateClass),
         planManifest('no-cell', tenant, uniqueName('e2e-plan-missing-cell'), fits),
       ],
       'e2e-tenant',
     );
     const noClass = await eventuallyDecided(stack, 'no-class', tenant);
-    expect(planStatus(noClass).decision).to.equal('Rejected');
+    expect(planStatus(noClass).decision).to.equal('Unknown');
     expect(checkTable(noClass)).to.deep.equal([
       ['CellFound', '', 'Pass', 'CellFound'],
-      ['ClassFound', '', 'Fail', 'ClassNotFound'],
+      ['ClassFound', '', 'Unknown', 'ClassNotFound'],
       ['CellLive', '', 'Pass', 'CellLive'],
       ['InventoryFresh', '', 'Pass', 'InventoryFresh'],
       ['NodePorts', '', 'Pass', 'NodePortsAvailable'],
       ['NamespaceAvailable', '', 'Pass', 'NamespaceAvailable'],
     ]);
     const noCell = await eventuallyDecided(stack, 'no-cell', tenant);
-    expect(planStatus(noCell).decision).to.equal('Rejected');
+    expect(planStatus(noCell).decision).to.equal('Unknown');
     expect(checkTable(noCell)).to.deep.equal([
-      ['CellFound', '', 'Fail', 'CellNotFound'],
+      ['CellFound', '', 'Unknown', 'CellNotFound'],
       ['ClassFound', '', 'Pass', 'ClassFound'],
       ['NamespaceAvailable', '', 'Pass', 'NamespaceAvailable'],
     ]);
+
+    await apply(
+      stack,
+      classManifest(lateClass, { 'requests.cpu': '2', [`requests.${GPU}`]: '1' }),
+      'e2e-platform',
+    );
+    const concluded = await eventually(stack, 'plan no-class concluded', async () => {
+      const plan = await getObject(stack, PLANS, 'no-class', tenant);
+      return planStatus(plan).decision === 'Accepted'
+        ? { value: plan as ObjectWithStatus }
+        : { notYet: describeStatus(plan) };
+    });
+    expect(planStatus(concluded).observedGeneration).to.equal(1);
+    expect(findCheck(concluded, 'ClassFound')).to.include({ result: 'Pass' });
+    expect(findCheck(concluded, 'Capacity', GPU)).to.include({ result: 'Pass', required: '1' });
+    expect(conditionOf(concluded, 'Evaluated')).to.include({ reason: 'Accepted' });
+    expect(await printedColumns(stack, 'vcp', 'no-class', tenant)).to.include({
+      DECISION: 'Accepted',
+    });
   });
 
   it('a namespace that already hosts a VirtualCluster is Rejected (NamespaceOccupied)', async function () {
@@ -485,8 +509,8 @@ describe('e2e: VirtualClusterPlan expiry, and a Cell not Ready (own stack, KUBEC
     );
     const first = await eventuallyDecided(live, name, tenant);
     expect(checkTable(first)).to.deep.equal([
-      ['CellFound', '', 'Fail', 'CellNotFound'],
-      ['ClassFound', '', 'Fail', 'ClassNotFound'],
+      ['CellFound', '', 'Unknown', 'CellNotFound'],
+      ['ClassFound', '', 'Unknown', 'ClassNotFound'],
       ['NamespaceAvailable', '', 'Pass', 'NamespaceAvailable'],
     ]);
     const expired = await eventually(live, `plan ${name} Expired`, async () => {
@@ -495,7 +519,7 @@ describe('e2e: VirtualClusterPlan expiry, and a Cell not Ready (own stack, KUBEC
         ? { value: plan as ObjectWithStatus }
         : { notYet: describeStatus(plan) };
     });
-    expect(planStatus(expired).decision).to.equal('Rejected');
+    expect(planStatus(expired).decision).to.equal('Unknown');
     expect(conditionOf(expired, 'Expired')).to.include({ reason: 'Expired' });
     console.log(
       `      plan ${name}: ${hookCallsFor(live, 'plan', 'sync', { name, namespace: tenant })} sync calls until Expired`,
