@@ -7,9 +7,9 @@
 //      server (hooks/main.ts); Metacontroller as metacontroller/metacontroller; the controllers
 //      of metacontroller/, hooks pointed at that hook server
 //   2. with --simulate, the SIMULATED outside world of test/simulate/ (startSimulation: the OCM
-//      agent and hub, kubelets, the provider baseline, k3k, KubeVirt and Cluster API, with
-//      permissive stand-in CRDs for the Cluster API template kinds the samples name), in this
-//      process, so that applied samples become Ready
+//      agent and hub, kubelets, the provider baseline, k3k, KubeVirt and Cluster API, with a
+//      permissive stand-in CRD for KubevirtMachine, the one Cluster API kind of the samples
+//      without a pinned upstream CRD), in this process, so that applied samples become Ready
 //   3. with --remote (remote.ts), the real OCM hub on that control plane and a second control
 //      plane joined to it as ManagedCluster cell-remote by OCM's real agents (started with the
 //      stack); test/simulate/ there (Nodes, provider baseline, k3k) and the cell agent the hub

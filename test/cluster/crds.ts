@@ -2,6 +2,7 @@
 // served.
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
+import type { GpuCellPoolProvisioner } from './kubecell-stack.js';
 import type { CommandResult } from './processes.js';
 import { verifiedFiles, verifyUpstreamInputs } from './upstream-inputs.js';
 
@@ -17,6 +18,35 @@ export type Kubectl = (
  */
 export function upstreamCrdFiles(): string[] {
   return verifiedFiles(verifyUpstreamInputs(), 'crd');
+}
+
+/** The shared upstream CRD files of OCM's API (ManagedCluster, ManifestWork). */
+const OCM_SHARED_CRDS = /open-cluster-management\.io_/;
+
+/**
+ * The upstream CRD files a provisioner needs, by the API group their name starts with
+ * (`<group>_<plural>.yaml`); the others are left out of its cluster. Cluster API Provider
+ * KubeVirt's KubevirtMachineTemplate (group infrastructure.cluster.x-k8s.io) is Cluster API's,
+ * though its file name says kubevirt; KubeVirt's own group is kubevirt.io (no file of it is
+ * pinned: startKubeCellStack adds kubevirt-permissive-crd.yaml instead).
+ */
+const PROVISIONER_CRDS: Record<GpuCellPoolProvisioner, RegExp> = {
+  kubevirt: /(^|\/)([\w-]+\.)*kubevirt\.io_[^/]+$/,
+  'cluster-api': /(^|\/)([\w-]+\.)*cluster\.x-k8s\.io_[^/]+$/,
+};
+
+/** The upstream CRD files (patterns) a stack of `provisioners` leaves out. Pure. */
+export function upstreamCrdsLeftOut(
+  provisioners: readonly GpuCellPoolProvisioner[],
+  realOcm: boolean,
+): RegExp[] {
+  return [
+    ...(Object.keys(PROVISIONER_CRDS) as GpuCellPoolProvisioner[])
+      .filter((provisioner) => !provisioners.includes(provisioner))
+      .map((provisioner) => PROVISIONER_CRDS[provisioner]),
+    // The real hub's own CRDs replace the shared ManagedCluster and ManifestWork CRDs.
+    ...(realOcm ? [OCM_SHARED_CRDS] : []),
+  ];
 }
 
 /**

@@ -38,6 +38,7 @@ import {
 } from './control-plane.js';
 import { KubeClient } from '../simulate/kube-client.js';
 import { HubLeaseController } from '../simulate/ocm.js';
+import { upstreamCrdsLeftOut } from './crds.js';
 import { installKubeCellApi, kubectlOk } from './kubecell.js';
 import { startOcmHub, writeOcmHubCrdFiles, type OcmHub } from './ocm-hub.js';
 import {
@@ -148,15 +149,6 @@ export function metacontrollerObjectsFor(
   ];
 }
 
-/** The shared upstream CRD files of OCM's API (ManagedCluster, ManifestWork). */
-const OCM_SHARED_CRDS = /open-cluster-management\.io_/;
-
-/** The upstream CRD files a provisioner needs; the others are left out of its cluster. */
-const PROVISIONER_CRDS: Record<GpuCellPoolProvisioner, RegExp> = {
-  kubevirt: /kubevirt/,
-  'cluster-api': /cluster\.x-k8s\.io/,
-};
-
 export async function startKubeCellStack(
   options: KubeCellStackOptions = {},
 ): Promise<KubeCellStack> {
@@ -175,13 +167,7 @@ export async function startKubeCellStack(
   let ocmHub: OcmHub | undefined;
   let managedCluster: OcmManagedCluster | undefined;
   try {
-    const excluded = [
-      ...(Object.keys(PROVISIONER_CRDS) as GpuCellPoolProvisioner[])
-        .filter((provisioner) => !provisioners.includes(provisioner))
-        .map((provisioner) => PROVISIONER_CRDS[provisioner]),
-      // The real hub's own CRDs replace the shared ManagedCluster and ManifestWork CRDs.
-      ...(realOcm ? [OCM_SHARED_CRDS] : []),
-    ];
+    const excluded = upstreamCrdsLeftOut(provisioners, realOcm);
     const [hookPort, webhookPort] = (await freeLoopbackPorts(2)) as [number, number];
     const hookServerUrl = `http://127.0.0.1:${hookPort}`;
     const webhook =

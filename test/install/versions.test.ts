@@ -129,6 +129,11 @@ const QUOTED: { label: string; pattern: RegExp; versions: string[] }[] = [
     pattern: /\bCluster API\s+(v?\d+\.\d+\.\d+)\b/g,
     versions: [pinnedTag('kubernetes-sigs/cluster-api')],
   },
+  {
+    label: 'Cluster API Provider KubeVirt',
+    pattern: /\bCluster API Provider KubeVirt\s+(v?\d+\.\d+\.\d+)\b/g,
+    versions: [pinnedTag('kubernetes-sigs/cluster-api-provider-kubevirt')],
+  },
 ];
 
 /** Versions docs quote on purpose that are not the tested ones, with why. */

@@ -1,9 +1,13 @@
-// SIMULATED Cluster API provider installs: permissive stand-in CRDs for the Cluster API template
-// and infrastructure kinds that the shared upstream CRDs lack, so that a GPUCellPool naming them
-// (samples/gpucellpool-clusterapi.yaml) can be run at all. Cluster API's core Machine and the
-// kubeadm bootstrap provider's KubeadmConfig are real upstream CRDs (test/cluster/kubecell.ts);
-// KubeadmConfigTemplate (kubeadm bootstrap provider) and KubevirtMachineTemplate /
-// KubevirtMachine (Cluster API Provider KubeVirt) are not among them.
+// SIMULATED Cluster API provider installs: a permissive stand-in CRD for the one Cluster API kind
+// of samples/gpucellpool-clusterapi.yaml that no pinned upstream CRD defines, so that the pool
+// can be run at all: KubevirtMachine (Cluster API Provider KubeVirt), the kind the pool clones
+// the sample's KubevirtMachineTemplate into. Every other kind the sample names or makes is a real
+// upstream CRD pinned in test/cluster/upstream-inputs.json and installed by the stack
+// (test/cluster/kubecell.ts): Cluster API's Machine, the kubeadm bootstrap provider's
+// KubeadmConfig and KubeadmConfigTemplate (v1.14.0), Cluster API Provider KubeVirt's
+// KubevirtMachineTemplate (v0.11.2). Upstream publishes a KubevirtMachine CRD too
+// (config/crd/bases/infrastructure.cluster.x-k8s.io_kubevirtmachines.yaml), but it is not among
+// the shared upstream CRDs.
 //
 // A stand-in is NOT the provider's CRD: any spec and status are accepted (no schema, no
 // defaults, no validation). Each is labelled `kubecell.io/test-stand-in: permissive` and
@@ -25,22 +29,11 @@ export interface StandInKind {
   provider: string;
 }
 
-/** The kinds samples/gpucellpool-clusterapi.yaml names (templates) or clones (per cell). */
+/**
+ * The kinds samples/gpucellpool-clusterapi.yaml names (templates) or makes (per cell) that no
+ * pinned upstream CRD defines.
+ */
 export const CLUSTER_API_STAND_IN_KINDS: readonly StandInKind[] = [
-  {
-    group: 'bootstrap.cluster.x-k8s.io',
-    version: 'v1beta2',
-    kind: 'KubeadmConfigTemplate',
-    plural: 'kubeadmconfigtemplates',
-    provider: 'the Cluster API kubeadm bootstrap provider',
-  },
-  {
-    group: 'infrastructure.cluster.x-k8s.io',
-    version: 'v1alpha1',
-    kind: 'KubevirtMachineTemplate',
-    plural: 'kubevirtmachinetemplates',
-    provider: 'Cluster API Provider KubeVirt',
-  },
   {
     group: 'infrastructure.cluster.x-k8s.io',
     version: 'v1alpha1',

@@ -13,8 +13,8 @@
 // - k3k (k3k.ts): every k3k Cluster served (Ready, admin kubeconfig Secret);
 // - KubeVirt (kubevirt.ts) and Cluster API (cluster-api.ts): every GPUCellPool VM or Machine
 //   runs and its cell's Node joins;
-// - optionally (cluster-api-crds.ts), permissive stand-in CRDs for the Cluster API template and
-//   infrastructure kinds the shared upstream CRDs lack (`clusterAPIStandInCrds`).
+// - optionally (cluster-api-crds.ts), a permissive stand-in CRD for the Cluster API kind the
+//   shared upstream CRDs lack, KubevirtMachine (`clusterAPIStandInCrds`).
 import { API_VERSION } from '../../hooks/api/kinds.js';
 import { DEFAULT_CELL_CONFIG } from '../../hooks/cell/config.js';
 import { ClusterAPISimulator, type ClusterAPISimulatorOptions } from './cluster-api.js';
@@ -75,9 +75,9 @@ export interface SimulationOptions {
   kubevirt?: false | KubeVirtSimulatorOptions;
   clusterAPI?: false | ClusterAPISimulatorOptions;
   /**
-   * Install permissive stand-in CRDs (labelled as such) for the Cluster API kinds of
-   * samples/gpucellpool-clusterapi.yaml that are missing: KubeadmConfigTemplate,
-   * KubevirtMachineTemplate, KubevirtMachine (cluster-api-crds.ts); default false.
+   * Install a permissive stand-in CRD (labelled as such) for each Cluster API kind of
+   * samples/gpucellpool-clusterapi.yaml that no pinned upstream CRD defines and is missing:
+   * KubevirtMachine (cluster-api-crds.ts); default false.
    */
   clusterAPIStandInCrds?: boolean;
   log?: Log;

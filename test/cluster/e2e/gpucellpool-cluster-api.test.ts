@@ -1,7 +1,7 @@
 // GPUCellPool with Cluster API through the real Metacontroller, on a control plane that serves
-// only Cluster API's kinds (the real machines.cluster.x-k8s.io and kubeadmconfigs CRDs of
-// ../shared/upstream-crds; permissive stand-ins, labelled as such, for KubeadmConfigTemplate,
-// KubevirtMachineTemplate and KubevirtMachine, which no upstream CRD here defines; no KubeVirt
+// only Cluster API's kinds (the real Machine, KubeadmConfig, KubeadmConfigTemplate and
+// KubevirtMachineTemplate CRDs pinned in test/cluster/upstream-inputs.json; a permissive
+// stand-in, labelled as such, for KubevirtMachine, which no pinned CRD defines; no KubeVirt
 // CRD), with only the kubecell-gpucellpool-cluster-api component installed. A platform engineer
 // creates the templates of the samples and a pool, and checks with kubectl what it did: the
 // Machines and their KubeadmConfig and KubevirtMachine, which Cluster API can take over; the

@@ -46,8 +46,9 @@ describe('e2e: an idle cluster is quiet', function () {
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
     stack = await startKubeCellStack();
     // A lease long enough that the Cells stay Ready while nobody renews it in the window.
-    // The Cluster API template kinds of samples/gpucellpool-clusterapi-templates.yaml have no
-    // upstream CRD here: permissive stand-ins, as `npm run local-up -- --simulate` installs.
+    // KubevirtMachine, the kind the Cluster API sample pool clones its KubevirtMachineTemplate
+    // into, has no pinned upstream CRD: a permissive stand-in, as `npm run local-up --
+    // --simulate` installs.
     simulation = await startSimulation(stack.cluster.kubeconfigPath, {
       ocm: { leaseDurationSeconds: 600 },
       k3k: { intervalMs: 500 },
