@@ -280,28 +280,37 @@ describe('CEL rules enforced by the real apiserver', function () {
     }
   });
 
-  it('VirtualClusterPlan: the decision Metacontroller wrote cannot be overwritten within its generation', async function () {
+  it('VirtualClusterPlan: a concluded decision cannot be overwritten within its generation', async function () {
     this.timeout(90_000);
+    // A host namespace that already hosts a VirtualCluster (of a class that does not exist, so
+    // it never resolves): a plan there concludes Rejected (NamespaceOccupied). An Unknown plan
+    // may be evaluated again (decision D40), so the rule is tried on a conclusion.
+    const namespace = 'cel-plan-occupied';
+    await kubectlOk(cluster, ['create', 'namespace', namespace]);
+    await kubectlOk(cluster, ['label', 'namespace', namespace, 'kubecell.io/host-namespace=true']);
+    const incumbent = named(sample('virtualcluster-minimal.yaml'), 'cel-incumbent');
+    (incumbent['metadata'] as Json)['namespace'] = namespace;
+    (spec(incumbent)['classRef'] as Json)['name'] = 'cel-no-such-class';
+    await kubectlOk(cluster, ['create', '-f', '-'], stringify(incumbent));
     const plan = named(sample('virtualclusterplan-minimal.yaml'), 'cel-once-per-generation');
-    (plan['metadata'] as Json)['namespace'] = 'tenant-b';
-    (spec(plan)['cellRef'] as Json)['name'] = 'cel-no-such-cell';
+    (plan['metadata'] as Json)['namespace'] = namespace;
     await kubectlOk(cluster, ['create', '-f', '-'], stringify(plan));
-    const get = ['get', 'vcp', '-n', 'tenant-b', 'cel-once-per-generation', '-o', 'json'];
+    const get = ['get', 'vcp', '-n', namespace, 'cel-once-per-generation', '-o', 'json'];
     try {
-      // The plan controller (Metacontroller calling the plan hook) evaluates it once.
-      let evaluatedAt: unknown;
-      for (let attempt = 0; attempt < 120 && evaluatedAt === undefined; attempt++) {
+      // The plan controller (Metacontroller calling the plan hook) concludes it once.
+      let decision: unknown;
+      for (let attempt = 0; attempt < 120 && decision !== 'Rejected'; attempt++) {
         const status = (JSON.parse(await kubectlOk(cluster, get)) as Json)['status'] as
           Json | undefined;
-        evaluatedAt = status?.['evaluatedAt'];
-        if (evaluatedAt === undefined) await new Promise((resolve) => setTimeout(resolve, 500));
+        decision = status?.['decision'];
+        if (decision !== 'Rejected') await new Promise((resolve) => setTimeout(resolve, 500));
       }
-      expect(evaluatedAt, 'status.evaluatedAt written by the plan controller').to.be.a('string');
+      expect(decision, 'status.decision written by the plan controller').to.equal('Rejected');
       const overwrite = await cluster.kubectl([
         'patch',
         'vcp',
         '-n',
-        'tenant-b',
+        namespace,
         'cel-once-per-generation',
         '--subresource=status',
         '--type=merge',
@@ -311,14 +320,7 @@ describe('CEL rules enforced by the real apiserver', function () {
       expect(overwrite.code).to.not.equal(0);
       expect(overwrite.stderr).to.contain('a plan is evaluated once per generation');
     } finally {
-      await kubectlOk(cluster, [
-        'delete',
-        'vcp',
-        '-n',
-        'tenant-b',
-        'cel-once-per-generation',
-        '--wait=false',
-      ]);
+      await kubectlOk(cluster, ['delete', 'namespace', namespace, '--wait=false']);
     }
   });
 });
