@@ -77,13 +77,13 @@ describe('admission: namespaceSelector of Cells and VirtualNodeClasses', () => {
     expect(response.status?.message).to.equal(
       'VirtualCluster.kubecell.io "team-a" is invalid: [' +
         'spec.cellRef.name: Forbidden: namespace "tenant-b" may not use Cell "cell1": the Cell\'s ' +
-        'spec.namespaceSelector (kubernetes.io/metadata.name in (tenant-a)) does not select it; ' +
+        'spec.namespaceSelector (kubernetes.io/metadata.name in (tenant-a,tenant-c)) does not select it; ' +
         'name a Cell whose namespaceSelector selects this namespace, or ask a platform ' +
         'administrator to label the namespace or widen the selector (a VirtualCluster is refused ' +
         'the same way by the feasibility evaluation, check NamespaceAllowed), ' +
         'spec.classRef.name: Forbidden: namespace "tenant-b" may not use VirtualNodeClass ' +
         '"small": the VirtualNodeClass\'s spec.namespaceSelector ' +
-        '(kubernetes.io/metadata.name=tenant-a) does not select it; name a VirtualNodeClass whose ' +
+        '(kubernetes.io/metadata.name in (tenant-a,tenant-c)) does not select it; name a VirtualNodeClass whose ' +
         'namespaceSelector selects this namespace, or ask a platform administrator to label the ' +
         'namespace or widen the selector (a VirtualCluster is refused the same way by the ' +
         'feasibility evaluation, check NamespaceAllowed)]',
