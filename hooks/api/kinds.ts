@@ -4,7 +4,13 @@
  * here restates a field or a rule; `kinds.test.ts` checks the plural names and scopes against
  * `schemas/` and the CRDs.
  */
-import { readFileSync } from 'node:fs';
+// The schemas are imported, not read from disk beside this file, so that the bundled `kubecell`
+// command (scripts/cli-package/) carries them and runs without the source tree.
+import cellSchema from '../generated/schemas/cell.json' with { type: 'json' };
+import gpuCellPoolSchema from '../generated/schemas/gpucellpool.json' with { type: 'json' };
+import virtualClusterSchema from '../generated/schemas/virtualcluster.json' with { type: 'json' };
+import virtualClusterPlanSchema from '../generated/schemas/virtualclusterplan.json' with { type: 'json' };
+import virtualNodeClassSchema from '../generated/schemas/virtualnodeclass.json' with { type: 'json' };
 import {
   validateCell,
   validateGPUCellPool,
@@ -47,9 +53,9 @@ export interface KindInfo {
   schema: SchemaNode;
 }
 
-function loadSchema(stem: string): SchemaNode {
-  const url = new URL(`../generated/schemas/${stem}.json`, import.meta.url);
-  return JSON.parse(readFileSync(url, 'utf8')) as SchemaNode;
+/** A generated schema as the webhook reads it (its JSON type is wider than SchemaNode says). */
+function asSchema(schema: object): SchemaNode {
+  return schema as SchemaNode;
 }
 
 export const KINDS: Readonly<Record<KindName, KindInfo>> = {
@@ -58,35 +64,35 @@ export const KINDS: Readonly<Record<KindName, KindInfo>> = {
     plural: 'cells',
     namespaced: true,
     validate: validateCell,
-    schema: loadSchema('cell'),
+    schema: asSchema(cellSchema),
   },
   GPUCellPool: {
     kind: 'GPUCellPool',
     plural: 'gpucellpools',
     namespaced: false,
     validate: validateGPUCellPool,
-    schema: loadSchema('gpucellpool'),
+    schema: asSchema(gpuCellPoolSchema),
   },
   VirtualCluster: {
     kind: 'VirtualCluster',
     plural: 'virtualclusters',
     namespaced: true,
     validate: validateVirtualCluster,
-    schema: loadSchema('virtualcluster'),
+    schema: asSchema(virtualClusterSchema),
   },
   VirtualClusterPlan: {
     kind: 'VirtualClusterPlan',
     plural: 'virtualclusterplans',
     namespaced: true,
     validate: validateVirtualClusterPlan,
-    schema: loadSchema('virtualclusterplan'),
+    schema: asSchema(virtualClusterPlanSchema),
   },
   VirtualNodeClass: {
     kind: 'VirtualNodeClass',
     plural: 'virtualnodeclasses',
     namespaced: false,
     validate: validateVirtualNodeClass,
-    schema: loadSchema('virtualnodeclass'),
+    schema: asSchema(virtualNodeClassSchema),
   },
 };
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -238,6 +238,17 @@ describe('kubecell validate (hooks/cli)', function () {
       expect(result.stdout).to.equal(VALIDATE_USAGE);
     }
     expect(VALIDATE_USAGE).to.include('It is offline: rules that need the cluster');
+  });
+
+  it('--version prints the version of package.json', async () => {
+    const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    const result = await run(['--version']);
+    expect(result.code).to.equal(EXIT_OK);
+    expect(result.stdout).to.equal(`kubecell ${version}\n`);
+    expect(USAGE).to.include('kubecell --version');
+    expect((await run(['--version', 'x'])).code).to.equal(EXIT_USAGE);
   });
 
   it('runCli is still exported by validate.ts (the whole command line)', async () => {

@@ -6,8 +6,10 @@
  *   kubecell kubeconfig <name> -n <namespace> print the admin kubeconfig of a Ready VirtualCluster
  *   kubecell agent [--once]                   run the cell agent on a managed cluster
  *
- * Run it with `npx tsx hooks/cli/kubecell.ts validate -f samples/`, or as `kubecell` once the
- * package is installed (package.json `bin`).
+ * Users install it as the npm package `npm run build:cli` bundles from this file
+ * (scripts/cli-package/; docs/operations.md, Install the CLI), which runs without this
+ * repository. From the source tree, as the tests and the image's cell agent run it:
+ * `npx tsx hooks/cli/kubecell.ts validate -f samples/` or `node --import tsx hooks/cli/kubecell.ts`.
  */
 import { runCli } from './cli.js';
 

@@ -10,7 +10,6 @@
  * the same bytes, so the agent can tell a changed report from an unchanged one by its text, and
  * an unchanged report never rewrites its ConfigMap nor the ManifestWork's status.
  */
-import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type {
@@ -22,6 +21,8 @@ import type {
   CellProviderStatus,
   CellStorageInventory,
 } from '../generated/types/index.js';
+// Imported, not read from disk beside this file: the bundled `kubecell` command carries it.
+import cellSchema from '../generated/schemas/cell.json' with { type: 'json' };
 import { isJsonObject, jsonTypeOf, keySegment, summarizeProblems } from '../json/json.js';
 
 export const CELL_REPORT_VERSION = 1;
@@ -76,8 +77,8 @@ export interface CellReport {
 
 /** The same schema the Cell's status parts have in the CRD, so a report fits the status. */
 function statusParts(): Record<string, Record<string, unknown>> {
-  const url = new URL('../generated/schemas/cell.json', import.meta.url);
-  const cell = JSON.parse(readFileSync(url, 'utf8')) as {
+  // A copy: the module is shared with the admission webhook's kinds (hooks/api/kinds.ts).
+  const cell = structuredClone(cellSchema) as {
     properties: { status: { properties: Record<string, Record<string, unknown>> } };
   };
   return cell.properties.status.properties;

@@ -13,7 +13,11 @@
 // - A VirtualCluster's endpoint: docs/networking.md says the k3k Cluster's `tlsSANs` holds only
 //   the endpoint address, which is what the VirtualCluster controller renders.
 // - Install commands: docs/operations.md is the one place that gives them (issue 26, item 4);
-//   no other doc repeats an apply of the repository's kustomizations or the image build.
+//   no other doc repeats an apply of the repository's kustomizations, the image build or the
+//   install of the `kubecell` package.
+// - The `kubecell` command: no doc runs it from the source tree (`npx tsx hooks/cli/kubecell.ts`)
+//   rather than installed, nor redirects `kubecell kubeconfig` into a file rather than `-o`
+//   (mode 0600) (issue 26, must 3).
 import { expect } from 'chai';
 import { changedFrozenCellFields } from '../../hooks/admission/rules.js';
 import { CONFIG, placedVirtualCluster } from '../../hooks/delivery/testing.js';
@@ -141,12 +145,30 @@ function workParagraph(file: string, level: number, title: string): string {
   return paragraph;
 }
 
-/** A command that installs KubeCell: an apply of one of its kustomizations, or the image build. */
+/**
+ * A command that installs KubeCell: an apply of one of its kustomizations, the image build, or
+ * the global install of the `kubecell` package.
+ */
 const INSTALL_COMMAND = [
   /kubectl apply\b.*\s-k\s+\S*\b(manifests|metacontroller)\//,
   /\bdocker build\b/,
+  /\bnpm\s+(install|i)\s+(-g|--global)\b/,
 ];
 const INSTALL_DOC = 'docs/operations.md';
+
+// --- the kubecell command ----------------------------------------------------------------------
+
+/**
+ * How a doc must not run the `kubecell` command (issue 26, must 3): from the source tree, which
+ * only a clone with its node_modules can do, instead of the installed package; and
+ * `kubecell kubeconfig` into a shell redirection, which creates the file with the umask where
+ * `-o` writes it with mode 0600.
+ */
+const CLI_MISUSE = [
+  /\bnpx\s+tsx\s+\S*hooks\/cli\/kubecell\.ts\b/,
+  /hooks\/cli\/kubecell\.ts\s+(validate|kubeconfig|help|--help)\b/,
+  /\bkubecell\s+kubeconfig\b[^#]*?\s1?>>?\s*[^\s&>]/,
+];
 
 describe('claims the docs make about the code', () => {
   describe('controllers (metacontroller/)', () => {
@@ -253,6 +275,33 @@ describe('claims the docs make about the code', () => {
       section(readRepoFile('docs/networking.md'), 2, 'NodePorts and VirtualCluster endpoints') ??
       '';
     expect(text.replace(/\s+/g, ' ')).to.include('`tlsSANs` holds only that address');
+  });
+
+  describe('the kubecell command', () => {
+    it('(the checker finds a run from the source tree and a redirected kubeconfig)', () => {
+      const misused = (line: string): boolean => CLI_MISUSE.some((pattern) => pattern.test(line));
+      for (const line of [
+        'npx tsx hooks/cli/kubecell.ts kubeconfig team -n team-a -o team.kubeconfig',
+        'kustomize build . | npx tsx ./hooks/cli/kubecell.ts validate -f -',
+        './hooks/cli/kubecell.ts validate -f samples/',
+        'kubecell kubeconfig team-a -n tenant-a > team-a.kubeconfig    # the tenant',
+        'kubectl kubecell kubeconfig team -n team-a >>all.kubeconfig',
+      ]) {
+        expect(misused(line), line).to.equal(true);
+      }
+      for (const line of [
+        'kubecell kubeconfig team -n team-a -o team.kubeconfig   # or: kubectl kubecell ...',
+        '`kubecell kubeconfig <name> -n <namespace> [-o <file>]` prints (or writes, mode 0600)',
+        'kubecell validate -f samples/ > report.txt',
+        '#### Command line (`hooks/cli/kubecell.ts`)',
+      ]) {
+        expect(misused(line), line).to.equal(false);
+      }
+    });
+
+    it('every doc runs the installed `kubecell`, and writes a kubeconfig with -o', () => {
+      expect(linesMatching(MARKDOWN, CLI_MISUSE)).to.deep.equal([]);
+    });
   });
 
   it(`install commands are given in ${INSTALL_DOC} only`, () => {

@@ -419,7 +419,8 @@ describe('Dockerfile', () => {
       expect(imports.files.has('hooks/main.ts')).to.equal(true);
       expect(imports.files.size).to.be.greaterThan(20);
       expect(imports.files.has('hooks/generated/validators.js')).to.equal(true);
-      expect(imports.directories.has('hooks/generated/schemas')).to.equal(true);
+      // JSON modules (import ... with { type: 'json' }) are files it loads too.
+      expect(imports.files.has('hooks/generated/schemas/cell.json')).to.equal(true);
     });
 
     it('every imported file is copied to the same place under WORKDIR, not dockerignored', () => {
