@@ -44,6 +44,14 @@ export function parseUpArguments(args: readonly string[]): UpOptions | 'help' | 
 /** Simulated Nodes per Cell machine profile (test/simulate's profileNodes.perProfile). */
 export const SIMULATED_NODES_PER_PROFILE = 2;
 
+/**
+ * spec.leaseDurationSeconds of the ManagedClusters the hub's simulation creates for the Cells
+ * (stack-start.ts passes it), and how often it renews their Lease managed-cluster-lease: OCM's
+ * default, 60 s (test/simulate/ocm.ts DEFAULT_LEASE_DURATION_SECONDS), renewed every duration as
+ * OCM's registration agent does. The summary states it, so both read this one value.
+ */
+export const SIMULATED_LEASE_DURATION_SECONDS = 60;
+
 /** What the simulation plays, for the summary (up.ts) and the supervisor's log. */
 export const SIMULATED_LINES = [
   'SIMULATED (--simulate): test/simulate/, the same code the cluster tests use, plays the world',

@@ -9,7 +9,11 @@ import type { ManagedProcess } from '../../test/cluster/processes.js';
 import { startSimulation, type Simulation } from '../../test/simulate/index.js';
 import { CELL_AGENT_PROCESS } from './cell-agent-runner.js';
 import { repeatSuppressing } from './log-lines.js';
-import { REMOTE_CLUSTER_NAME, SIMULATED_NODES_PER_PROFILE } from './options.js';
+import {
+  REMOTE_CLUSTER_NAME,
+  SIMULATED_LEASE_DURATION_SECONDS,
+  SIMULATED_NODES_PER_PROFILE,
+} from './options.js';
 import {
   hubSimulationClient,
   ocmProcesses,
@@ -65,7 +69,12 @@ export async function startHubSimulation(
   const simulation = await startSimulation(client ?? kubeconfig, {
     profileNodes: { perProfile: SIMULATED_NODES_PER_PROFILE },
     clusterAPIStandInCrds: true,
-    ...(remote ? { ocm: { hub: false } } : {}),
+    ocm: {
+      leaseDurationSeconds: SIMULATED_LEASE_DURATION_SECONDS,
+      renewIntervalMs: SIMULATED_LEASE_DURATION_SECONDS * 1000,
+      // With --remote, OCM's real registration controller judges every lease.
+      ...(remote ? { hub: false } : {}),
+    },
     log: repeatSuppressing((line) => log(`[SIMULATED] ${line}`)),
   });
   if (!client) return simulation;

@@ -2,7 +2,14 @@
 // how to try it, what runs and what is simulated, and with --remote the managed cluster's
 // kubeconfig and the sample to apply. Every line is an `export` or a `#` comment, so that
 // `eval "$(npm run --silent local-up -- ...)"` works.
-import { REMOTE_LINES, SIMULATED_LINES } from './options.js';
+import { REASONS } from '../../hooks/cell/reasons.js';
+import { LEASE_DURATION_TIMES, MANAGED_CLUSTER_LEASE } from '../../test/simulate/ocm.js';
+import {
+  REMOTE_CLUSTER_NAME,
+  REMOTE_LINES,
+  SIMULATED_LEASE_DURATION_SECONDS,
+  SIMULATED_LINES,
+} from './options.js';
 import { REMOTE_SAMPLE } from './remote-files.js';
 import { supervisorLogFile, type LocalState, type RemoteState } from './state.js';
 
@@ -21,6 +28,50 @@ export function remoteLines(remote: RemoteState, kubectl = 'kubectl'): string[] 
     `#   ${onManaged} get nodes,deploy -A       # on ${cluster}: its Nodes, the cell agent`,
     `#   ${onManaged} get clusters.k3k.io,svc -n ${REMOTE_SAMPLE.namespace}`,
     `#   (the hub's private sealing key: ${remote.sealingKeyFile ?? '?'}; kubectl: ${kubectl})`,
+  ];
+}
+
+/** Where the docs register a cluster as the ManagedCluster of Local Cells, with OCM's tools. */
+export const REGISTER_HUB_DOC = 'docs/operations.md#register-the-hub-as-a-managedcluster';
+
+/** The ManagedCluster the samples' Local Cell names (spec.managedClusterRef.name), as an example. */
+export const SAMPLE_MANAGED_CLUSTER = 'cell1';
+
+/**
+ * What local-up does in place of OCM's registration of the Cells' ManagedClusters (on a real hub,
+ * the hub itself, joined by OCM's klusterlet and accepted: REGISTER_HUB_DOC). --simulate:
+ * test/simulate/ (index.ts syncCells, ocm.ts joinManagedCluster, LeaseRenewer,
+ * HubLeaseController) creates each one a Cell names and renews its lease; without it nothing does,
+ * and the Cell controller finds none (hooks/cell/status.ts joinedCondition).
+ */
+export function managedClusterLines(simulated: boolean, remote: boolean): string[] {
+  const lease = SIMULATED_LEASE_DURATION_SECONDS;
+  if (!simulated) {
+    return [
+      "#   - OCM's registration: no ManagedCluster exists and nothing creates one, so every Cell",
+      `#     stays Pending (condition Joined False, reason ${REASONS.ManagedClusterNotFound}); on a real cluster,`,
+      `#     register it with OCM's tools: ${REGISTER_HUB_DOC}`,
+    ];
+  }
+  const judged = remote
+    ? [
+        `#   namespace every ${lease} s; OCM's real registration controller (--remote) judges that lease.`,
+      ]
+    : [
+        `#   namespace every ${lease} s; a simulated hub lease controller sets Available Unknown once`,
+        `#   that lease is not renewed for ${LEASE_DURATION_TIMES} × ${lease} s, as OCM's does.`,
+      ];
+  const except = remote ? ` (except ${REMOTE_CLUSTER_NAME})` : '';
+  return [
+    `# ManagedClusters of the Cells${except}: SIMULATED, not registered by OCM (no klusterlet,`,
+    '#   no CSR, no clusteradm). For every ManagedCluster a Cell names (spec.managedClusterRef.name,',
+    `#   e.g. ${SAMPLE_MANAGED_CLUSTER} in samples/), test/simulate/ creates it accepted (spec.hubAcceptsClient`,
+    `#   true, spec.leaseDurationSeconds ${lease}) with its namespace and the conditions`,
+    '#   HubAcceptedManagedCluster, ManagedClusterJoined and ManagedClusterConditionAvailable True,',
+    `#   and renews its Lease ${MANAGED_CLUSTER_LEASE} in that`,
+    ...judged,
+    `#   See them: kubectl get managedclusters; kubectl -n ${SAMPLE_MANAGED_CLUSTER} get lease ${MANAGED_CLUSTER_LEASE}`,
+    `#   On a real cluster the hub registers itself, with OCM's tools: ${REGISTER_HUB_DOC}`,
   ];
 }
 
@@ -56,6 +107,7 @@ export function summary(state: LocalState): string[] {
   );
   if (state.simulated) {
     lines.push(...SIMULATED_LINES.map((line) => `# ${line}`));
+    lines.push(...managedClusterLines(true, state.remote !== undefined));
     if (state.remote) lines.push(...remoteLines(state.remote, state.kubectl));
   } else {
     lines.push(
@@ -64,6 +116,7 @@ export function summary(state: LocalState): string[] {
       '#   - the k3k, Open Cluster Management, Cluster API and KubeVirt controllers: their objects',
       '#     (where the CRDs are installed) are stored, and nothing acts on them; so Cells and',
       '#     VirtualClusters do not become Ready.',
+      ...managedClusterLines(false, false),
       '#   `npm run local-up -- --simulate` plays them (simulated by test/simulate/): samples become Ready.',
     );
   }

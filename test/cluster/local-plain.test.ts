@@ -5,14 +5,18 @@
 // Cluster API templates of samples/gpucellpool-clusterapi-templates.yaml included (Cluster API
 // v1.14.0's KubeadmConfigTemplate, Cluster API Provider KubeVirt v0.11.2's
 // KubevirtMachineTemplate, pinned in upstream-inputs.json); then `kubectl apply -f samples/`, the
-// command local-up prints, applies every one.
+// command local-up prints, applies every one, and every sample Cell stays Pending for want of a
+// ManagedCluster (ManagedClusterNotFound), as local-up says, with where the docs register one.
 import { expect } from 'chai';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
+import { REASONS } from '../../hooks/cell/reasons.js';
+import { REGISTER_HUB_DOC, managedClusterLines } from '../../scripts/local/summary.js';
 import { crdNamesIn, upstreamCrdFiles } from './crds.js';
-import { localInstance, output } from './local-scripts.js';
+import { localInstance, output, type StatusObject } from './local-scripts.js';
 import { repoRoot } from './paths.js';
+import { waitUntil } from './readiness.js';
 
 const samplesDir = path.join(repoRoot, 'samples');
 const templatesFile = path.join(samplesDir, 'gpucellpool-clusterapi-templates.yaml');
@@ -62,6 +66,9 @@ describe('npm run local-up (no --simulate): every sample dry-runs against the re
     expect(local.state.simulated ?? false).to.equal(false);
     expect(local.up.stdout).to.include('# NOT running, and not simulated:');
     expect(local.up.stdout).to.include('#   kubectl apply -f samples/');
+    // No ManagedCluster, so no Cell joins; where the docs register one with OCM's tools.
+    expect(local.up.stdout).to.include(managedClusterLines(false, false).join('\n'));
+    expect(local.up.stdout).to.include(REGISTER_HUB_DOC);
   });
 
   it("serves the Cluster API template kinds from the providers' pinned CRDs, and no Cluster API stand-in", async function () {
@@ -133,6 +140,39 @@ describe('npm run local-up (no --simulate): every sample dry-runs against the re
     local.requireUp();
     const applied = await local.kubectl(['apply', '-f', samplesDir]);
     expect(applied.code, output(applied)).to.equal(0);
+  });
+
+  it('as it printed: no ManagedCluster exists, so every sample Cell stays Pending (ManagedClusterNotFound)', async function () {
+    this.timeout(120_000);
+    local.requireUp();
+    const clusters = await local.kubectl(['get', 'managedclusters', '-o', 'name']);
+    expect(clusters.code, output(clusters)).to.equal(0);
+    expect(clusters.stdout.trim()).to.equal('');
+    const names = sampleObjects()
+      .filter((object) => object.startsWith('cell.kubecell.io/'))
+      .map((object) => object.slice(object.indexOf('/') + 1));
+    let cells: StatusObject[] = [];
+    // Until the Cell controller has written every sample Cell's status once.
+    await waitUntil(
+      'every sample Cell has a status',
+      async () => {
+        const listed = await local.kubectl(['get', 'cells', '-n', 'kubecell-system', '-o', 'json']);
+        if (listed.code !== 0) return output(listed);
+        cells = (JSON.parse(listed.stdout) as { items: StatusObject[] }).items;
+        const without = names.filter(
+          (name) => !cells.some((cell) => cell.metadata.name === name && cell.status?.phase),
+        );
+        return without.length === 0 || `no status yet: ${without.join(', ')}`;
+      },
+      { timeoutMs: 90_000 },
+    );
+    expect(cells.map((cell) => cell.metadata.name).sort()).to.deep.equal(names);
+    for (const cell of cells) {
+      const joined = cell.status?.conditions?.find((condition) => condition.type === 'Joined');
+      expect(cell.status?.phase, cell.metadata.name).to.equal('Pending');
+      expect(joined?.status, cell.metadata.name).to.equal('False');
+      expect(joined?.reason, cell.metadata.name).to.equal(REASONS.ManagedClusterNotFound);
+    }
   });
 
   it('local-down stops every process it started and removes the state', async function () {

@@ -3,11 +3,28 @@
 // would, in a state directory of its own (KUBECELL_LOCAL_DIR), so that neither a developer's
 // running instance nor the shared test cluster is touched: local-up starts its own control plane
 // on free ports. Then `kubectl apply -f samples/` must give Ready sample Cells and VirtualClusters
-// (how long that took is printed, not asserted).
+// (how long that took is printed, not asserted), and each Cell's ManagedCluster must be what
+// local-up printed it made in place of OCM's registration.
 import { expect } from 'chai';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { REASONS } from '../../hooks/cell/reasons.js';
+import { SIMULATED_LEASE_DURATION_SECONDS } from '../../scripts/local/options.js';
 import { isAlive } from '../../scripts/local/state.js';
+import {
+  REGISTER_HUB_DOC,
+  SAMPLE_MANAGED_CLUSTER,
+  managedClusterLines,
+} from '../../scripts/local/summary.js';
+import {
+  AVAILABLE_CONDITION,
+  HUB_ACCEPTED_CONDITION,
+  MANAGED_CLUSTER_LEASE,
+  OCM_AGENT_FIELD_MANAGER,
+  OCM_HUB_FIELD_MANAGER,
+  type KubeObject,
+  type ManagedClusterObject,
+} from '../simulate/index.js';
 import {
   expectAllReady,
   localInstance,
@@ -83,6 +100,14 @@ describe('npm run local-up -- --simulate / local-down', function () {
     expect(Object.keys(state.processes)).to.include('metacontroller');
     expect(up.stdout).to.include('Metacontroller v4.17.2 as metacontroller/metacontroller');
     expect(up.stdout).to.include('kubecell-cell');
+    // What it does in place of OCM's registration of the Cells' ManagedClusters, with the link
+    // to the docs that register the hub with OCM's tools (issue 26, must 2).
+    expect(up.stdout).to.include(managedClusterLines(true, false).join('\n'));
+    expect(up.stdout).to.include(
+      `# ManagedClusters of the Cells: SIMULATED, not registered by OCM`,
+    );
+    expect(up.stdout).to.include(REGISTER_HUB_DOC);
+    expect(up.stdout).to.not.include(REASONS.ManagedClusterNotFound);
   });
 
   it('says in the supervisor log that the outside world is simulated', function () {
@@ -162,6 +187,55 @@ describe('npm run local-up -- --simulate / local-down', function () {
       `      GPUCellPools then (not checked here):\n${pools.stdout.replace(/^/gm, '        ')}`,
     );
     expectAllReady([cells!, virtualClusters!]);
+  });
+
+  it(`made each Cell's ManagedCluster as it printed: accepted, joined, its lease renewed, by the simulation`, async function () {
+    this.timeout(60_000);
+    local.requireUp();
+    const json = async <T>(args: string[]): Promise<T> => {
+      const result = await local.kubectl([...args, '-o', 'json']);
+      expect(result.code, output(result)).to.equal(0);
+      return JSON.parse(result.stdout) as T;
+    };
+    const cells = await json<{ items: { spec: { managedClusterRef: { name: string } } }[] }>([
+      'get',
+      'cells',
+      '-n',
+      'kubecell-system',
+    ]);
+    const named = [...new Set(cells.items.map((cell) => cell.spec.managedClusterRef.name))].sort();
+    expect(named).to.include(SAMPLE_MANAGED_CLUSTER);
+    type Stored = ManagedClusterObject & { metadata: { managedFields?: { manager: string }[] } };
+    const clusters = await json<{ items: Stored[] }>([
+      'get',
+      'managedclusters',
+      '--show-managed-fields',
+    ]);
+    expect(clusters.items.map((cluster) => cluster.metadata.name).sort()).to.deep.equal(named);
+    for (const cluster of clusters.items) {
+      const name = cluster.metadata.name ?? '';
+      expect(cluster.spec?.hubAcceptsClient, name).to.equal(true);
+      expect(cluster.spec?.leaseDurationSeconds, name).to.equal(SIMULATED_LEASE_DURATION_SECONDS);
+      for (const type of [HUB_ACCEPTED_CONDITION, 'ManagedClusterJoined', AVAILABLE_CONDITION]) {
+        const condition = cluster.status?.conditions?.find((candidate) => candidate.type === type);
+        expect(condition?.status, `${name} ${type}`).to.equal('True');
+      }
+      // Written by the simulation's field managers: no klusterlet or clusteradm registered it.
+      const managers = (cluster.metadata.managedFields ?? []).map((field) => field.manager);
+      expect(managers, name).to.include.members([OCM_AGENT_FIELD_MANAGER, OCM_HUB_FIELD_MANAGER]);
+      const lease = await json<KubeObject & { spec?: { renewTime?: string } }>([
+        'get',
+        'lease',
+        MANAGED_CLUSTER_LEASE,
+        '-n',
+        name,
+      ]);
+      const renewed = Date.parse(lease.spec?.renewTime ?? '');
+      // Renewed every SIMULATED_LEASE_DURATION_SECONDS: the last renewal is within two of them.
+      expect(Date.now() - renewed, `${name} renewTime ${lease.spec?.renewTime}`).to.be.lessThan(
+        2 * SIMULATED_LEASE_DURATION_SECONDS * 1000,
+      );
+    }
   });
 
   it('refuses to start a second instance and says how to stop the first', async function () {

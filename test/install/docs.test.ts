@@ -20,6 +20,7 @@ import {
   allMarkdown,
   backticked,
   handWrittenMarkdown,
+  headingAnchors,
   linesMatching,
   readRepoFile,
   repoFiles,
@@ -41,28 +42,6 @@ const MARKDOWN = handWrittenMarkdown();
 /** Inline code spans blanked, so a link written as code is not taken for a link. */
 function withoutCodeSpans(line: string): string {
   return line.replace(/(`+)[^`]*?\1/g, (span) => ' '.repeat(span.length));
-}
-
-/** GitHub's anchor of a heading (github-slugger), duplicates numbered. */
-function headingAnchors(text: string): Set<string> {
-  const anchors = new Set<string>();
-  const seen = new Map<string, number>();
-  for (const line of withoutFences(text).split('\n')) {
-    const match = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
-    if (!match) continue;
-    const rendered = (match[1] as string)
-      .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // links and images: their text
-      .replace(/<[^>]+>/g, '')
-      .replace(/[`*_~]/g, (char) => (char === '_' ? '_' : ''));
-    const base = rendered
-      .toLowerCase()
-      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
-      .replace(/ /g, '-');
-    const count = seen.get(base) ?? 0;
-    seen.set(base, count + 1);
-    anchors.add(count === 0 ? base : `${base}-${count}`);
-  }
-  return anchors;
 }
 
 interface Link {

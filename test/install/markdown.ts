@@ -74,6 +74,28 @@ export function withoutFences(text: string): string {
     .join('\n');
 }
 
+/** GitHub's anchor of a heading (github-slugger), duplicates numbered. */
+export function headingAnchors(text: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  for (const line of withoutFences(text).split('\n')) {
+    const match = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!match) continue;
+    const rendered = (match[1] as string)
+      .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // links and images: their text
+      .replace(/<[^>]+>/g, '')
+      .replace(/[`*_~]/g, (char) => (char === '_' ? '_' : ''));
+    const base = rendered
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+      .replace(/ /g, '-');
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    anchors.add(count === 0 ? base : `${base}-${count}`);
+  }
+  return anchors;
+}
+
 /**
  * The part of `text` under the heading `title` of the given level (`##` is 2), up to the next
  * heading of that level or a higher one; undefined when there is no such heading.
