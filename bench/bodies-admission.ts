@@ -1,6 +1,6 @@
 /**
  * The admission webhook's side of the HTTP benchmark: the AdmissionReviews the apiserver sends
- * when a tenant creates samples/virtualcluster-full.yaml with `kubectl apply` (team-a in
+ * when a tenant creates samples/51-virtualcluster-full.yaml with `kubectl apply` (team-a in
  * tenant-a, on cell1 with class small), and the objects the webhook reads back from the
  * apiserver for it (hooks/admission/cross-object.ts: the Namespace, the VirtualClusters of the
  * namespace, the Cell and the class: four live lookups per review, none once the webhook's
@@ -24,9 +24,9 @@ export type Webhook = 'validate' | 'mutate';
 const CREATED = '2026-11-29T12:00:00Z';
 const CONTROLLER_NAMESPACE = 'kubecell-system';
 
-/** The VirtualCluster of samples/virtualcluster-full.yaml as the apiserver decoded it. */
+/** The VirtualCluster of samples/51-virtualcluster-full.yaml as the apiserver decoded it. */
 function createdVirtualCluster(webhook: Webhook): Json {
-  const object = sample('virtualcluster-full.yaml') as Json & { metadata: Json; spec: Json };
+  const object = sample('51-virtualcluster-full.yaml') as Json & { metadata: Json; spec: Json };
   object.metadata.annotations = {
     'kubectl.kubernetes.io/last-applied-configuration': `${JSON.stringify(object)}\n`,
   };
@@ -102,8 +102,8 @@ function list(apiVersion: string, kind: string, items: unknown[]): Json {
  */
 export function webhookLookups(now: Date): Record<string, unknown> {
   const namespace = hostNamespaceOf('tenant-a');
-  const cell = appliedSample('cell-full.yaml', { status: reportedCell(now, 10).status });
-  const klass = appliedSample('virtualnodeclass-full.yaml', {
+  const cell = appliedSample('11-cell-full.yaml', { status: reportedCell(now, 10).status });
+  const klass = appliedSample('21-virtualnodeclass-full.yaml', {
     status: (storedClass(1) as KubernetesObject & { status: unknown }).status,
   });
   const api = '/apis/kubecell.io/v1alpha1';

@@ -1,7 +1,7 @@
 /**
  * Steady-state GPUCellPool sync requests, one per GPUCellPool controller
- * (metacontroller/gpucellpool/kubevirt and cluster-api): the pools of samples/gpucellpool-full.yaml
- * (KubeVirt, 2 cells) and samples/gpucellpool-clusterapi.yaml (Cluster API, 1 cell) with every
+ * (metacontroller/gpucellpool/kubevirt and cluster-api): the pools of samples/35-gpucellpool-full.yaml
+ * (KubeVirt, 2 cells) and samples/36-gpucellpool-clusterapi.yaml (Cluster API, 1 cell) with every
  * cell Ready: its machine running (KubeVirt's VM status; Cluster API's Machine with its
  * providerID and nodeRef), its Node joined as a kubelet reports it (bodies.ts realisticNode), the
  * Cluster API clones related. Their customize answer relates every pod of the cluster (an empty

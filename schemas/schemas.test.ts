@@ -381,12 +381,14 @@ describe('schemas', () => {
     it('has a full and a minimal sample of every kind, plus the host namespaces', () => {
       for (const kind of kindToFile.keys()) {
         for (const variant of ['full', 'minimal']) {
-          const file = `${kind.toLowerCase()}-${variant}.yaml`;
-          expect(sampleFiles, file).to.include(file);
-          expect(sampleOf(file).kind, file).to.equal(kind);
+          const wanted = `${kind.toLowerCase()}-${variant}.yaml`;
+          // Named <order>-<kind>-<variant>.yaml: the prefix orders a directory apply.
+          const file = sampleFiles.find((f) => f.replace(/^\d\d-/, '') === wanted);
+          expect(file, wanted).to.be.a('string');
+          expect(sampleOf(file as string).kind, wanted).to.equal(kind);
         }
       }
-      const namespaces = samples.filter((s) => s.file === 'host-namespace.yaml');
+      const namespaces = samples.filter((s) => s.file === '00-host-namespace.yaml');
       expect(namespaces.length).to.be.greaterThan(0);
       for (const { doc } of namespaces) {
         expect(doc.kind).to.equal('Namespace');
@@ -420,7 +422,8 @@ describe('schemas', () => {
         }
         expect(doc.apiVersion, file).to.equal('kubecell.io/v1alpha1');
         expect(kindToFile.has(String(doc.kind)), `${file}: kind ${doc.kind}`).to.equal(true);
-        expect(file.startsWith(`${String(doc.kind).toLowerCase()}-`), file).to.equal(true);
+        const unprefixed = file.replace(/^\d\d-/, '');
+        expect(unprefixed.startsWith(`${String(doc.kind).toLowerCase()}-`), file).to.equal(true);
         expect(doc, file).not.to.have.property('status');
         const meta = doc.metadata as JsonObject;
         const scope = (
@@ -469,11 +472,11 @@ describe('schemas', () => {
       const errors = errorsOf(obj, old);
       expect(errors.join('\n'), 'expected a rejection').to.match(pattern);
     }
-    const pool = () => sampleOf('gpucellpool-full.yaml');
+    const pool = () => sampleOf('35-gpucellpool-full.yaml');
     const spec = (o: JsonObject) => o.spec as JsonObject;
 
     it('VirtualCluster: cellRef and classRef are immutable, other updates pass', () => {
-      const vc = sampleOf('virtualcluster-full.yaml');
+      const vc = sampleOf('51-virtualcluster-full.yaml');
       const moved = clone(vc);
       (spec(moved).cellRef as JsonObject).name = 'cell2';
       expectRejected(moved, /spec\.cellRef is immutable/, vc);
@@ -481,14 +484,14 @@ describe('schemas', () => {
       (spec(reclassed).classRef as JsonObject).name = 'cpu-small';
       expectRejected(reclassed, /spec\.classRef is immutable/, vc);
       expect(errorsOf(moved)).to.deep.equal([]); // creation is not a transition
-      const plan = sampleOf('virtualclusterplan-full.yaml');
+      const plan = sampleOf('41-virtualclusterplan-full.yaml');
       const edited = clone(plan);
       (spec(edited).cellRef as JsonObject).name = 'cell2';
       expect(errorsOf(edited, plan)).to.deep.equal([]); // plans may be edited
     });
 
     it('VirtualCluster: status.resolved cannot change once written', () => {
-      const vc = sampleOf('virtualcluster-full.yaml');
+      const vc = sampleOf('51-virtualcluster-full.yaml');
       const resolved: JsonObject = {
         cell: {
           name: 'cell1',
@@ -528,7 +531,7 @@ describe('schemas', () => {
     });
 
     it('VirtualClusterPlan: decision and evaluatedAt are kept within a generation', () => {
-      const plan = sampleOf('virtualclusterplan-full.yaml');
+      const plan = sampleOf('41-virtualclusterplan-full.yaml');
       const evaluated = {
         ...plan,
         status: {
@@ -560,7 +563,7 @@ describe('schemas', () => {
     });
 
     it('VirtualClusterPlan: an Unknown plan may be evaluated again within its generation', () => {
-      const plan = sampleOf('virtualclusterplan-full.yaml');
+      const plan = sampleOf('41-virtualclusterplan-full.yaml');
       const unknown = {
         ...plan,
         status: { observedGeneration: 1, decision: 'Unknown', evaluatedAt: '2026-11-30T00:00:00Z' },
@@ -633,7 +636,7 @@ describe('schemas', () => {
       const moved = clone(before);
       spec(moved).namespace = 'elsewhere';
       expectRejected(moved, /spec\.namespace is immutable/, before);
-      const capi = sampleOf('gpucellpool-clusterapi.yaml');
+      const capi = sampleOf('36-gpucellpool-clusterapi.yaml');
       const switched = clone(capi);
       spec(switched).provisioner = clone(spec(before).provisioner as JsonObject);
       spec(switched).bootstrap = clone(spec(before).bootstrap as JsonObject);
@@ -653,7 +656,7 @@ describe('schemas', () => {
     });
 
     it('VirtualCluster: a name of at most 63 characters', () => {
-      const vc = sampleOf('virtualcluster-full.yaml');
+      const vc = sampleOf('51-virtualcluster-full.yaml');
       (vc.metadata as JsonObject).name = 'a'.repeat(64);
       expectRejected(vc, /metadata\.name of a VirtualCluster must be at most 63 characters/);
       (vc.metadata as JsonObject).name = 'a'.repeat(63);
@@ -668,7 +671,7 @@ describe('schemas', () => {
         /spec\.provisioner\.kubeVirt is required when .* KubeVirt, and must be omitted/,
       );
       expectRejected(p, /spec\.provisioner\.clusterAPI is required/);
-      const capi = sampleOf('gpucellpool-clusterapi.yaml');
+      const capi = sampleOf('36-gpucellpool-clusterapi.yaml');
       expect(errorsOf(capi)).to.deep.equal([]);
       const noJoin = clone(capi);
       delete ((spec(noJoin).provisioner as JsonObject).clusterAPI as JsonObject)
@@ -682,7 +685,7 @@ describe('schemas', () => {
     });
 
     it('VirtualNodeClass: entitlement keys are ResourceQuota names, quantities not negative', () => {
-      const cls = sampleOf('virtualnodeclass-full.yaml');
+      const cls = sampleOf('21-virtualnodeclass-full.yaml');
       const hard = () => (spec(cls).entitlement as JsonObject).workloadHard as JsonObject;
       const good = [
         'requests.cpu',
@@ -722,14 +725,14 @@ describe('schemas', () => {
     });
 
     it('Cell: a device resourceName is declared once', () => {
-      const cell = sampleOf('cell-full.yaml');
+      const cell = sampleOf('11-cell-full.yaml');
       const profile = spec(cell).machineProfile as JsonObject;
       (profile.devices as JsonObject[]).push({ name: 'gpu2', resourceName: 'nvidia.com/gpu' });
       expectRejected(cell, /each resourceName may be declared by only one device/);
     });
 
     it('Cell and VirtualNodeClass: a namespaceSelector is a well-formed label selector', () => {
-      for (const file of ['cell-full.yaml', 'virtualnodeclass-full.yaml']) {
+      for (const file of ['11-cell-full.yaml', '21-virtualnodeclass-full.yaml']) {
         const object = sampleOf(file);
         spec(object).namespaceSelector = {
           matchLabels: { 'example.com/team': 'research', 'kubernetes.io/metadata.name': 'a' },

@@ -101,7 +101,7 @@ describe('admission webhook (hooks/admission)', () => {
     const h = harness();
 
     it('rejects an unknown field with its path', async () => {
-      const cell = sample('cell-full.yaml');
+      const cell = sample('11-cell-full.yaml');
       (spec(cell).machineProfile as Json).devics = [];
       spec(cell).foo = 1;
       expect(await denial(h, admissionReview('CREATE', cell))).to.equal(
@@ -112,7 +112,7 @@ describe('admission webhook (hooks/admission)', () => {
     });
 
     it('reports a missing field as Required value, with details.causes', async () => {
-      const vc = sample('virtualcluster-full.yaml');
+      const vc = sample('51-virtualcluster-full.yaml');
       delete spec(vc).cellRef;
       const response = await review(h, 'validate', admissionReview('CREATE', vc));
       expect(response.allowed).to.equal(false);
@@ -132,7 +132,7 @@ describe('admission webhook (hooks/admission)', () => {
     });
 
     it('reports enums as Unsupported value and types as Invalid value', async () => {
-      const pool = sample('gpucellpool-full.yaml');
+      const pool = sample('35-gpucellpool-full.yaml');
       (spec(pool).provisioner as Json).type = 'Ironic';
       spec(pool).replicas = 'two';
       const message = await denial(h, admissionReview('CREATE', pool));
@@ -143,7 +143,7 @@ describe('admission webhook (hooks/admission)', () => {
     });
 
     it('names map keys in brackets, as the apiserver does', async () => {
-      const cls = sample('virtualnodeclass-full.yaml');
+      const cls = sample('21-virtualnodeclass-full.yaml');
       ((spec(cls).entitlement as Json).workloadHard as Json)['requests.nvidia.com/gpu'] = true;
       expect(await denial(h, admissionReview('CREATE', cls))).to.equal(
         'VirtualNodeClass.kubecell.io "small" is invalid: ' +
@@ -152,7 +152,7 @@ describe('admission webhook (hooks/admission)', () => {
     });
 
     it('evaluates the CEL rules of the schema (GPUCellPool claims)', async () => {
-      const pool = sample('gpucellpool-full.yaml');
+      const pool = sample('35-gpucellpool-full.yaml');
       (spec(pool).gpu as Json).resourceClaimName = 'a100-0';
       const message = await denial(h, admissionReview('CREATE', pool));
       expect(message).to.equal(
@@ -171,7 +171,7 @@ describe('admission webhook (hooks/admission)', () => {
     });
 
     it('prints a CEL rule with reason FieldValueRequired as Required value', async () => {
-      const pool = sample('gpucellpool-full.yaml');
+      const pool = sample('35-gpucellpool-full.yaml');
       delete spec(pool).bootstrap;
       expect(await denial(h, admissionReview('CREATE', pool))).to.equal(
         'GPUCellPool.kubecell.io "a100" is invalid: spec.bootstrap: Required value: spec.bootstrap ' +
@@ -181,7 +181,7 @@ describe('admission webhook (hooks/admission)', () => {
     });
 
     it('runs transition rules on UPDATE with the old object (VirtualCluster refs)', async () => {
-      const vc = sample('virtualcluster-full.yaml');
+      const vc = sample('51-virtualcluster-full.yaml');
       const moved = structuredClone(vc);
       (spec(moved).cellRef as Json).name = 'cell2';
       expect(await denial(h, admissionReview('UPDATE', moved, vc))).to.equal(
@@ -195,7 +195,7 @@ describe('admission webhook (hooks/admission)', () => {
     });
 
     it('reports duplicate keys of list-map lists', async () => {
-      const cell = sample('cell-full.yaml');
+      const cell = sample('11-cell-full.yaml');
       const devices = (spec(cell).machineProfile as Json).devices as Json[];
       devices.push({ name: 'gpu', resourceName: 'nvidia.com/mig-1g.10gb' });
       expect(await denial(h, admissionReview('CREATE', cell))).to.equal(
@@ -205,7 +205,7 @@ describe('admission webhook (hooks/admission)', () => {
 
     it('ratchets on UPDATE: an error the stored object already had does not block', async () => {
       // As if a rule had been tightened after this object was stored.
-      const cls = sample('virtualnodeclass-minimal.yaml');
+      const cls = sample('20-virtualnodeclass-minimal.yaml');
       ((spec(cls).entitlement as Json).workloadHard as Json)['requests.cpu'] = '2 cores';
       const finalizing = structuredClone(cls);
       metadata(finalizing).finalizers = [
@@ -225,7 +225,7 @@ describe('admission webhook (hooks/admission)', () => {
 
   describe('cross-object rules', () => {
     it('Cell: only in the controller namespace', async () => {
-      const cell = sample('cell-full.yaml');
+      const cell = sample('11-cell-full.yaml');
       metadata(cell).namespace = 'default';
       expect(await denial(harness(), admissionReview('CREATE', cell))).to.equal(
         'Cell.kubecell.io "cell1" is invalid: metadata.namespace: Invalid value: "default": a Cell ' +
@@ -241,7 +241,7 @@ describe('admission webhook (hooks/admission)', () => {
         logger: logs.logger,
         controllerNamespace: 'platform',
       });
-      const cell = sample('cell-full.yaml');
+      const cell = sample('11-cell-full.yaml');
       metadata(cell).namespace = 'platform';
       const res = await request(app)
         .post('/admission/validate')
@@ -251,7 +251,7 @@ describe('admission webhook (hooks/admission)', () => {
 
     describe('Cell: managedClusterRef and machineProfile.name frozen once resolved', () => {
       const cell = (): Json => {
-        const c = sample('cell-full.yaml');
+        const c = sample('11-cell-full.yaml');
         metadata(c).uid = 'cell1-uid';
         return c;
       };
@@ -372,7 +372,7 @@ describe('admission webhook (hooks/admission)', () => {
 
     it('GPUCellPool: a provisioner label that contradicts the type is denied; none is fine', async () => {
       const h = harness();
-      const pool = sample('gpucellpool-full.yaml');
+      const pool = sample('35-gpucellpool-full.yaml');
       metadata(pool).labels = { 'kubecell.io/provisioner': 'cluster-api' };
       const message = await denial(h, admissionReview('CREATE', pool));
       expect(message).to.include(
@@ -382,7 +382,7 @@ describe('admission webhook (hooks/admission)', () => {
       expect(message).to.include('kubecell-gpucellpool-kubevirt');
       delete metadata(pool).labels;
       expect((await review(h, 'validate', admissionReview('CREATE', pool))).allowed).to.equal(true);
-      const capi = sample('gpucellpool-clusterapi.yaml');
+      const capi = sample('36-gpucellpool-clusterapi.yaml');
       metadata(capi).labels = { 'kubecell.io/provisioner': 'kubevirt' };
       expect(await denial(h, admissionReview('CREATE', capi))).to.include(
         'must be "cluster-api" for spec.provisioner.type ClusterAPI',
@@ -391,7 +391,7 @@ describe('admission webhook (hooks/admission)', () => {
 
     it('GPUCellPool: the provisioner label ratchets on UPDATE', async () => {
       const h = harness();
-      const stored = sample('gpucellpool-full.yaml');
+      const stored = sample('35-gpucellpool-full.yaml');
       metadata(stored).labels = { 'kubecell.io/provisioner': 'cluster-api' };
       // Stored with the contradiction (the webhook was bypassed): a finalizer can still go.
       const updated = structuredClone(stored);
@@ -400,7 +400,7 @@ describe('admission webhook (hooks/admission)', () => {
         (await review(h, 'validate', admissionReview('UPDATE', updated, stored))).allowed,
       ).to.equal(true);
       // Changing a right label to a wrong one is denied.
-      const right = sample('gpucellpool-full.yaml');
+      const right = sample('35-gpucellpool-full.yaml');
       expect(await denial(h, admissionReview('UPDATE', stored, right))).to.include(
         'must be "kubevirt"',
       );
@@ -412,7 +412,7 @@ describe('admission webhook (hooks/admission)', () => {
           namespaces: { 'team-x': {}, 'team-y': { 'kubecell.io/host-namespace': 'false' } },
         }),
       );
-      const vc = sample('virtualcluster-full.yaml');
+      const vc = sample('51-virtualcluster-full.yaml');
       metadata(vc).namespace = 'team-x';
       expect(await denial(h, admissionReview('CREATE', vc))).to.equal(
         'VirtualCluster.kubecell.io "team-a" is invalid: metadata.namespace: Forbidden: namespace ' +
@@ -436,7 +436,7 @@ describe('admission webhook (hooks/admission)', () => {
 
     it('VirtualClusterPlan: only in a host namespace', async () => {
       const h = harness(fakeLookup({ namespaces: { default: {} } }));
-      const plan = sample('virtualclusterplan-full.yaml');
+      const plan = sample('41-virtualclusterplan-full.yaml');
       metadata(plan).namespace = 'default';
       expect(await denial(h, admissionReview('CREATE', plan))).to.equal(
         'VirtualClusterPlan.kubecell.io "small-on-cell1" is invalid: metadata.namespace: Forbidden: ' +
@@ -451,7 +451,7 @@ describe('admission webhook (hooks/admission)', () => {
         metadata: { name: 'team-a', namespace: 'tenant-a' },
       };
       const h = harness(fakeLookup({ virtualClusters: [existing] }));
-      const second = sample('virtualcluster-full.yaml');
+      const second = sample('51-virtualcluster-full.yaml');
       metadata(second).name = 'team-a2';
       expect(await denial(h, admissionReview('CREATE', second))).to.equal(
         'VirtualCluster.kubecell.io "team-a2" is invalid: metadata.namespace: Forbidden: namespace ' +
@@ -459,11 +459,11 @@ describe('admission webhook (hooks/admission)', () => {
           'VirtualCluster; create this one in another host namespace',
       );
       // The existing one can still be updated, and a plan can sit beside it.
-      const first = sample('virtualcluster-full.yaml');
+      const first = sample('51-virtualcluster-full.yaml');
       expect(
         (await review(h, 'validate', admissionReview('UPDATE', first, first))).allowed,
       ).to.equal(true);
-      const plan = sample('virtualclusterplan-full.yaml');
+      const plan = sample('41-virtualclusterplan-full.yaml');
       expect((await review(h, 'validate', admissionReview('CREATE', plan))).allowed).to.equal(true);
     });
 
@@ -473,7 +473,7 @@ describe('admission webhook (hooks/admission)', () => {
       };
       const h = harness(fakeLookup({ virtualClusters: [leaving] }));
       expect(
-        await denial(h, admissionReview('CREATE', sample('virtualcluster-full.yaml'))),
+        await denial(h, admissionReview('CREATE', sample('51-virtualcluster-full.yaml'))),
       ).to.include('already hosts VirtualCluster "old" (being deleted; retry once it is gone)');
     });
 
@@ -489,7 +489,7 @@ describe('admission webhook (hooks/admission)', () => {
       const response = await review(
         harness(failing),
         'validate',
-        admissionReview('CREATE', sample('virtualcluster-full.yaml')),
+        admissionReview('CREATE', sample('51-virtualcluster-full.yaml')),
       );
       expect(response.allowed).to.equal(false);
       expect(response.status?.code).to.equal(500);
@@ -509,7 +509,7 @@ describe('admission webhook (hooks/admission)', () => {
       const slow = await review(
         harness(hanging),
         'validate',
-        admissionReview('CREATE', sample('virtualcluster-full.yaml')),
+        admissionReview('CREATE', sample('51-virtualcluster-full.yaml')),
       );
       expect(slow.allowed).to.equal(false);
       expect(slow.status?.message).to.include(
@@ -525,7 +525,7 @@ describe('admission webhook (hooks/admission)', () => {
         getVirtualNodeClass: () => Promise.reject(new Error('must not be called')),
       };
       const h = harness(lookup);
-      const vc = sample('virtualcluster-full.yaml');
+      const vc = sample('51-virtualcluster-full.yaml');
       expect((await review(h, 'validate', admissionReview('DELETE', null, vc))).allowed).to.equal(
         true,
       );
@@ -542,7 +542,7 @@ describe('admission webhook (hooks/admission)', () => {
     const h = harness();
 
     it('adds the labels when metadata.labels is missing', async () => {
-      const vc = sample('virtualcluster-full.yaml');
+      const vc = sample('51-virtualcluster-full.yaml');
       const response = await review(h, 'mutate', admissionReview('CREATE', vc));
       expect(response.allowed).to.equal(true);
       expect(patchOf(response)).to.deep.equal([
@@ -555,7 +555,7 @@ describe('admission webhook (hooks/admission)', () => {
     });
 
     it('adds one label escaping "/" as ~1, corrects a wrong one, keeps the others', async () => {
-      const plan = sample('virtualclusterplan-full.yaml');
+      const plan = sample('41-virtualclusterplan-full.yaml');
       metadata(plan).labels = { team: 'a', 'kubecell.io/class': 'large' };
       const patch = patchOf(await review(h, 'mutate', admissionReview('UPDATE', plan, plan)));
       expect(patch).to.deep.equal([
@@ -574,8 +574,8 @@ describe('admission webhook (hooks/admission)', () => {
 
     it('labels a GPUCellPool with kubecell.io/provisioner from its type, and corrects it', async () => {
       for (const [file, value] of [
-        ['gpucellpool-full.yaml', 'kubevirt'],
-        ['gpucellpool-clusterapi.yaml', 'cluster-api'],
+        ['35-gpucellpool-full.yaml', 'kubevirt'],
+        ['36-gpucellpool-clusterapi.yaml', 'cluster-api'],
       ] as const) {
         const pool = sample(file);
         delete metadata(pool).labels;
@@ -596,14 +596,14 @@ describe('admission webhook (hooks/admission)', () => {
     });
 
     it('leaves the other kinds alone', async () => {
-      for (const file of ['cell-full.yaml', 'virtualnodeclass-full.yaml']) {
+      for (const file of ['11-cell-full.yaml', '21-virtualnodeclass-full.yaml']) {
         const response = await review(h, 'mutate', admissionReview('CREATE', sample(file)));
         expect(response, file).to.deep.equal({ uid: response.uid, allowed: true });
       }
     });
 
     it('does not label from a ref that is missing or not a label value', async () => {
-      const vc = sample('virtualcluster-full.yaml');
+      const vc = sample('51-virtualcluster-full.yaml');
       delete spec(vc).classRef;
       (spec(vc).cellRef as Json).name = 'x'.repeat(64);
       expect(patchOf(await review(h, 'mutate', admissionReview('CREATE', vc)))).to.deep.equal([]);
@@ -676,7 +676,7 @@ describe('admission webhook (hooks/admission)', () => {
         const res = await post(webhook)
           .set('content-type', 'application/json')
           .set('content-encoding', 'gzip')
-          .send(JSON.stringify(admissionReview('CREATE', sample('virtualcluster-full.yaml'))));
+          .send(JSON.stringify(admissionReview('CREATE', sample('51-virtualcluster-full.yaml'))));
         expect(res.status).to.equal(415);
         expect((res.body as { error: string }).error).to.match(
           /^request body has Content-Encoding: gzip; the KubeCell hook server accepts only uncompressed bodies/,
@@ -685,7 +685,7 @@ describe('admission webhook (hooks/admission)', () => {
     });
 
     it('answers 413 to an oversized body', async () => {
-      const vc = sample('virtualcluster-full.yaml');
+      const vc = sample('51-virtualcluster-full.yaml');
       metadata(vc).annotations = { big: 'x'.repeat(70 * 1024) };
       const res = await post('validate').send(admissionReview('CREATE', vc));
       expect(res.status).to.equal(413);
@@ -713,7 +713,7 @@ describe('admission webhook (hooks/admission)', () => {
     });
 
     it('denies a review without the objects its operation needs, or with an unknown operation', async () => {
-      const vc = sample('virtualcluster-full.yaml');
+      const vc = sample('51-virtualcluster-full.yaml');
       const noObject = admissionReview('CREATE', vc);
       (noObject.request as Json).object = null;
       expect((await review(h, 'validate', noObject)).status?.message).to.equal(
@@ -731,7 +731,7 @@ describe('admission webhook (hooks/admission)', () => {
     });
 
     it('denies an object whose apiVersion does not match its kind', async () => {
-      const vc = sample('virtualcluster-full.yaml');
+      const vc = sample('51-virtualcluster-full.yaml');
       vc.apiVersion = 'kubecell.io/v1beta1';
       expect(await denial(h, admissionReview('CREATE', vc))).to.equal(
         `VirtualCluster.kubecell.io "team-a" is invalid: apiVersion: Unsupported value: "kubecell.io/v1beta1": supported values: "${API_VERSION}"`,
@@ -748,7 +748,7 @@ describe('admission webhook (hooks/admission)', () => {
       const response = await review(
         broken,
         'validate',
-        admissionReview('CREATE', sample('virtualcluster-full.yaml')),
+        admissionReview('CREATE', sample('51-virtualcluster-full.yaml')),
       );
       expect(response.allowed).to.equal(false);
       expect(response.status?.code).to.equal(500);
@@ -756,7 +756,7 @@ describe('admission webhook (hooks/admission)', () => {
       const next = await review(
         broken,
         'validate',
-        admissionReview('CREATE', sample('virtualnodeclass-full.yaml')),
+        admissionReview('CREATE', sample('21-virtualnodeclass-full.yaml')),
       );
       expect(next.allowed).to.equal(true);
       expect((await request(broken.app).get('/healthz')).body).to.deep.equal({ status: 'ok' });
@@ -766,7 +766,7 @@ describe('admission webhook (hooks/admission)', () => {
   describe('observability', () => {
     it('logs one line per review without the object, and counts reviews', async () => {
       const h = harness(fakeLookup({ namespaces: { default: {} } }));
-      const vc = sample('virtualcluster-full.yaml');
+      const vc = sample('51-virtualcluster-full.yaml');
       metadata(vc).annotations = { secret: 'do-not-log-me' };
       await review(h, 'validate', admissionReview('CREATE', vc));
       metadata(vc).namespace = 'default';

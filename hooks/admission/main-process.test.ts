@@ -117,7 +117,7 @@ describe('hook server process with the admission webhook (hooks/main.ts)', funct
     const allowed = await post(
       port,
       '/admission/validate',
-      admissionReview('CREATE', sample('virtualnodeclass-full.yaml')),
+      admissionReview('CREATE', sample('21-virtualnodeclass-full.yaml')),
       cert.cert,
     );
     expect(allowed.response.allowed).to.equal(true);
@@ -125,7 +125,7 @@ describe('hook server process with the admission webhook (hooks/main.ts)', funct
     const unchecked = await post(
       port,
       '/admission/validate',
-      admissionReview('CREATE', sample('virtualcluster-full.yaml')),
+      admissionReview('CREATE', sample('51-virtualcluster-full.yaml')),
       cert.cert,
     );
     expect(unchecked.response.allowed).to.equal(false);
@@ -136,7 +136,7 @@ describe('hook server process with the admission webhook (hooks/main.ts)', funct
     const labelled = await post(
       port,
       '/admission/mutate',
-      admissionReview('CREATE', sample('virtualcluster-full.yaml')),
+      admissionReview('CREATE', sample('51-virtualcluster-full.yaml')),
       cert.cert,
     );
     expect(labelled.response.patchType).to.equal('JSONPatch');
@@ -185,7 +185,7 @@ describe('hook server process with the admission webhook (hooks/main.ts)', funct
     const unchecked = await post(
       Number(webhook.port),
       '/admission/validate',
-      admissionReview('CREATE', sample('virtualcluster-full.yaml')),
+      admissionReview('CREATE', sample('51-virtualcluster-full.yaml')),
       cert.cert,
     );
     expect(unchecked.response.status?.message).to.include('reading Namespace "tenant-a" failed');

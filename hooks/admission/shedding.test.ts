@@ -61,7 +61,7 @@ describe('admission webhook load shedding and bounds (hooks/admission/app.ts)', 
       },
     };
     const { logs, registry, post } = await start(lookup, 1);
-    const vc = sample('virtualcluster-full.yaml');
+    const vc = sample('51-virtualcluster-full.yaml');
     const first = post('/admission/validate', admissionReview('CREATE', vc));
     while (entered === 0) await new Promise((resolve) => setTimeout(resolve, 5));
 
@@ -88,7 +88,7 @@ describe('admission webhook load shedding and bounds (hooks/admission/app.ts)', 
 
   it('refuses a request.uid longer than any the apiserver sends, without echoing it', async () => {
     const { post } = await start(fakeLookup(), 64);
-    const review = admissionReview('CREATE', sample('virtualcluster-full.yaml'));
+    const review = admissionReview('CREATE', sample('51-virtualcluster-full.yaml'));
     (review.request as { uid: string }).uid = 'u'.repeat(1024 * 1024);
     const res = await post('/admission/validate', review);
     expect(res.status).to.equal(400);
@@ -103,7 +103,7 @@ describe('admission webhook load shedding and bounds (hooks/admission/app.ts)', 
 
   it('bounds the name a denial quotes, and lists at most 20 field errors', async () => {
     const { post } = await start(fakeLookup(), 64);
-    const cell = sample('cell-full.yaml');
+    const cell = sample('11-cell-full.yaml');
     (cell.metadata as { name: string }).name = 'c'.repeat(1024 * 1024);
     const spec = cell.spec as Record<string, unknown>;
     for (let i = 0; i < 30; i++) spec[`unknown${i}`] = i;

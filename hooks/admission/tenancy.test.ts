@@ -63,14 +63,14 @@ const gpuOnly: PlacementTargetSummary = {
 
 describe('admission: namespaceSelector of Cells and VirtualNodeClasses', () => {
   it('admits a VirtualCluster and a plan in a namespace both selectors select (the samples)', async () => {
-    for (const file of ['virtualcluster-full.yaml', 'virtualclusterplan-full.yaml']) {
+    for (const file of ['51-virtualcluster-full.yaml', '41-virtualclusterplan-full.yaml']) {
       const response = await validate(admissionReview('CREATE', sample(file)));
       expect(response.allowed, `${file}: ${response.status?.message}`).to.equal(true);
     }
   });
 
   it('refuses a VirtualCluster in another host namespace, naming each selector that refuses it', async () => {
-    const vc = placed('virtualcluster-full.yaml', 'tenant-b', 'cell1', 'small');
+    const vc = placed('51-virtualcluster-full.yaml', 'tenant-b', 'cell1', 'small');
     const response = await validate(admissionReview('CREATE', vc));
     expect(response.allowed).to.equal(false);
     expect(response.status?.code).to.equal(422);
@@ -98,9 +98,9 @@ describe('admission: namespaceSelector of Cells and VirtualNodeClasses', () => {
 
   it('refuses a plan the same way, and only for the object whose selector refuses', async () => {
     // cell2 and cpu-small (the minimal samples) set no selector: every host namespace may use them.
-    const allowed = placed('virtualclusterplan-full.yaml', 'tenant-b', 'cell2', 'cpu-small');
+    const allowed = placed('41-virtualclusterplan-full.yaml', 'tenant-b', 'cell2', 'cpu-small');
     expect((await validate(admissionReview('CREATE', allowed))).allowed).to.equal(true);
-    const plan = placed('virtualclusterplan-full.yaml', 'tenant-b', 'cell2', 'small');
+    const plan = placed('41-virtualclusterplan-full.yaml', 'tenant-b', 'cell2', 'small');
     const response = await validate(admissionReview('CREATE', plan));
     expect(response.allowed).to.equal(false);
     expect(response.status?.message).to.match(
@@ -120,12 +120,12 @@ describe('admission: namespaceSelector of Cells and VirtualNodeClasses', () => {
         virtualNodeClasses: [gpuOnly],
       }),
     );
-    const allowed = placed('virtualcluster-full.yaml', 'team-gpu', 'gpu-cell', 'gpu-tier');
+    const allowed = placed('51-virtualcluster-full.yaml', 'team-gpu', 'gpu-cell', 'gpu-tier');
     const response = await validate(admissionReview('CREATE', allowed), lookup, 'platform');
     expect(response.allowed, response.status?.message).to.equal(true);
     expect(lookup.reads).to.deep.equal(['Cell platform/gpu-cell', 'VirtualNodeClass gpu-tier']);
 
-    const refused = placed('virtualcluster-full.yaml', 'team-cpu', 'gpu-cell', 'gpu-tier');
+    const refused = placed('51-virtualcluster-full.yaml', 'team-cpu', 'gpu-cell', 'gpu-tier');
     const message =
       (await validate(admissionReview('CREATE', refused), lookup, 'platform')).status?.message ??
       '';
@@ -138,13 +138,13 @@ describe('admission: namespaceSelector of Cells and VirtualNodeClasses', () => {
   });
 
   it('leaves a missing Cell or class to the feasibility evaluation', async () => {
-    const vc = placed('virtualcluster-full.yaml', 'tenant-b', 'no-such-cell', 'no-such-class');
+    const vc = placed('51-virtualcluster-full.yaml', 'tenant-b', 'no-such-cell', 'no-such-class');
     const response = await validate(admissionReview('CREATE', vc));
     expect(response.allowed, response.status?.message).to.equal(true);
   });
 
   it('says only "not a host namespace" in a namespace the platform did not opt in', async () => {
-    const vc = placed('virtualcluster-full.yaml', 'default', 'cell1', 'small');
+    const vc = placed('51-virtualcluster-full.yaml', 'default', 'cell1', 'small');
     const response = await validate(
       admissionReview('CREATE', vc),
       fakeLookup({ namespaces: { default: {} } }),
@@ -156,7 +156,7 @@ describe('admission: namespaceSelector of Cells and VirtualNodeClasses', () => {
 
   it("checks a plan's update only when it names another Cell or class, and never a VirtualCluster's", async () => {
     const lookup = counting(fakeLookup());
-    const plan = placed('virtualclusterplan-full.yaml', 'tenant-b', 'cell2', 'cpu-small');
+    const plan = placed('41-virtualclusterplan-full.yaml', 'tenant-b', 'cell2', 'cpu-small');
     const relabelled = structuredClone(plan);
     metadata(relabelled).labels = { team: 'b' };
     expect((await validate(admissionReview('UPDATE', relabelled, plan), lookup)).allowed).to.equal(
@@ -176,7 +176,7 @@ describe('admission: namespaceSelector of Cells and VirtualNodeClasses', () => {
     // A VirtualCluster created before the selector existed (or with the webhook bypassed) can
     // still be updated: its refs cannot change, and nothing is read.
     lookup.reads.length = 0;
-    const vc = placed('virtualcluster-full.yaml', 'tenant-b', 'cell1', 'small');
+    const vc = placed('51-virtualcluster-full.yaml', 'tenant-b', 'cell1', 'small');
     const annotated = structuredClone(vc);
     metadata(annotated).annotations = { note: 'x' };
     expect((await validate(admissionReview('UPDATE', annotated, vc), lookup)).allowed).to.equal(
@@ -190,7 +190,7 @@ describe('admission: namespaceSelector of Cells and VirtualNodeClasses', () => {
       metadata: { name: 'broken', namespace: 'kubecell-system' },
       spec: { namespaceSelector: { matchExpressions: [{ key: 'tier', operator: 'Gt' }] } },
     };
-    const vc = placed('virtualcluster-full.yaml', 'tenant-a', 'broken', 'cpu-small');
+    const vc = placed('51-virtualcluster-full.yaml', 'tenant-a', 'broken', 'cpu-small');
     const message =
       (await validate(admissionReview('CREATE', vc), fakeLookup({ cells: [broken] }))).status
         ?.message ?? '';
@@ -209,7 +209,7 @@ describe('admission: namespaceSelector of Cells and VirtualNodeClasses', () => {
       getVirtualNodeClass: (name) => inner.getVirtualNodeClass(name),
     };
     const response = await validate(
-      admissionReview('CREATE', sample('virtualcluster-full.yaml')),
+      admissionReview('CREATE', sample('51-virtualcluster-full.yaml')),
       failing,
     );
     expect(response.allowed).to.equal(false);

@@ -115,7 +115,7 @@ describe('admission webhook over TLS (hooks/admission/tls.ts)', function () {
   it('serves the admission endpoints over HTTPS with the configured certificate', async () => {
     server = await startFirst();
     expect(await servedFingerprint(server.port, [first.cert])).to.equal(fingerprintOf(first));
-    const review = admissionReview('CREATE', sample('virtualcluster-full.yaml'));
+    const review = admissionReview('CREATE', sample('51-virtualcluster-full.yaml'));
     const res = await postJson(server.port, '/admission/validate', review, first.cert);
     expect(res.status).to.equal(200);
     expect((res.body as AdmissionReview).response).to.deep.equal({
@@ -168,7 +168,7 @@ describe('admission webhook over TLS (hooks/admission/tls.ts)', function () {
     const res = await postJson(
       port,
       '/admission/mutate',
-      admissionReview('CREATE', sample('virtualnodeclass-full.yaml')),
+      admissionReview('CREATE', sample('21-virtualnodeclass-full.yaml')),
       second.cert,
     );
     expect(res.status).to.equal(200);

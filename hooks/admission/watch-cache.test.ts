@@ -166,9 +166,9 @@ function namespace(name: string, labels: Record<string, string> = {}): Json {
 
 const HOST = { 'kubecell.io/host-namespace': 'true' };
 
-/** samples/virtualcluster-full.yaml (on cell1 with class small) as `name` in `namespaceName`. */
+/** samples/51-virtualcluster-full.yaml (on cell1 with class small) as `name` in `namespaceName`. */
 function virtualCluster(name: string, namespaceName = 'tenant-a'): Json {
-  const object = sample('virtualcluster-full.yaml');
+  const object = sample('51-virtualcluster-full.yaml');
   Object.assign(object.metadata as Json, { name, namespace: namespaceName });
   return object;
 }
@@ -197,8 +197,8 @@ describe('the admission webhook watch cache (hooks/admission/watch-cache.ts, cac
     fake.put('Namespace', namespace('tenant-a', HOST));
     fake.put('Namespace', namespace('plain'));
     fake.put('Namespace', namespace(CONTROLLER_NAMESPACE));
-    fake.put('Cell', sample('cell-full.yaml'));
-    fake.put('VirtualNodeClass', sample('virtualnodeclass-full.yaml'));
+    fake.put('Cell', sample('11-cell-full.yaml'));
+    fake.put('VirtualNodeClass', sample('21-virtualnodeclass-full.yaml'));
     await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
     kubeConfig = new KubeConfig();
     kubeConfig.loadFromOptions({
@@ -265,7 +265,7 @@ describe('the admission webhook watch cache (hooks/admission/watch-cache.ts, cac
       status: { phase: 'Ready', resolved: { cell: { name: 'cell1', uid: 'u1' } } },
     });
     const { lookup } = await syncedCache();
-    const cell = sample('cell-full.yaml') as { spec: Json };
+    const cell = sample('11-cell-full.yaml') as { spec: Json };
     expect(await lookup.getCell(CONTROLLER_NAMESPACE, 'cell1')).to.deep.equal({
       metadata: { name: 'cell1', namespace: CONTROLLER_NAMESPACE },
       spec: { namespaceSelector: cell.spec.namespaceSelector },
@@ -385,7 +385,7 @@ describe('the admission webhook watch cache (hooks/admission/watch-cache.ts, cac
 
   it("reads live a Cell update's VirtualClusters, whatever the cache holds", async () => {
     await syncedCache();
-    const cell = sample('cell-full.yaml');
+    const cell = sample('11-cell-full.yaml');
     const changed = structuredClone(cell) as { spec: { managedClusterRef: { name: string } } };
     changed.spec.managedClusterRef.name = 'elsewhere';
     const review = admissionReview('UPDATE', changed as unknown as Json, cell) as {

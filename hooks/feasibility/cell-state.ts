@@ -21,9 +21,11 @@ export function checkCellLive(cell: Cell): FeasibilityCheck {
   if (phase !== 'Ready') {
     return check(
       'CellLive',
-      'Fail',
+      'Unknown',
       Reason.CellNotReady,
-      `The Cell's phase is ${phase}, not Ready; see the Cell's conditions for why.`,
+      // Unknown, not Fail: a Cell just created is Pending until it has joined and its
+      // inventory is observed, and a placement is evaluated again when the Cell changes (D40).
+      `The Cell's phase is ${phase}, not Ready; see the Cell's conditions for why. The placement is evaluated again when the Cell changes.`,
     );
   }
   // No time in these messages: a time that moves would rewrite the status of every placement

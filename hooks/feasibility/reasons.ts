@@ -92,7 +92,7 @@ export const REASONS_BY_CHECK: Readonly<
   ],
   CellLive: [
     { reason: Reason.CellLive, result: 'Pass' },
-    { reason: Reason.CellNotReady, result: 'Fail' },
+    { reason: Reason.CellNotReady, result: 'Unknown' },
     { reason: Reason.LeaseStale, result: 'Fail' },
     { reason: Reason.CellNotObserved, result: 'Unknown' },
     { reason: Reason.LeaseUnknown, result: 'Unknown' },

@@ -140,9 +140,9 @@ describe('the spec defaults and the schema', () => {
   });
 });
 
-describe('samples/cell-join-secret.yaml', () => {
+describe('samples/30-cell-join-secret.yaml', () => {
   it('is a template the pool renders: every variable known, every key present', () => {
-    const [document] = parseAllDocuments(read('../../samples/cell-join-secret.yaml'));
+    const [document] = parseAllDocuments(read('../../samples/30-cell-join-secret.yaml'));
     const secret = document?.toJS() as { stringData: Record<string, string> };
     const data = Object.fromEntries(
       Object.entries(secret.stringData).map(([key, value]) => [

@@ -105,7 +105,7 @@ describe('GPUCellPool controllers per provisioner', () => {
     }
 
     it('every GPUCellPool sample carries the label of its type', () => {
-      const files = readdirSync(repo('samples')).filter((file) => file.startsWith('gpucellpool'));
+      const files = readdirSync(repo('samples')).filter((file) => /^\d+-gpucellpool-/.test(file));
       expect(files.length).to.be.greaterThan(2);
       for (const file of files) {
         for (const object of readYaml(`samples/${file}`)) {

@@ -30,7 +30,7 @@ function readable(secret: SecretObject): KubernetesObject {
 }
 
 describe('GPUCellPool children snapshots', () => {
-  it('the KubeVirt VM of samples/gpucellpool-full.yaml (uefi, claim template, Multus)', () => {
+  it('the KubeVirt VM of samples/35-gpucellpool-full.yaml (uefi, claim template, Multus)', () => {
     const world = new World(kubeVirtPool(), [joinSecret(), claimTemplate(), consumerNamespace()]);
     const response = world.sync(NOW);
     matchSnapshot(
@@ -46,7 +46,7 @@ describe('GPUCellPool children snapshots', () => {
     matchSnapshot('user-data-secret', yamlOf([readable(secret)]));
   });
 
-  it('the Cluster API Machine of samples/gpucellpool-clusterapi.yaml and its clones', () => {
+  it('the Cluster API Machine of samples/36-gpucellpool-clusterapi.yaml and its clones', () => {
     const world = new World(clusterApiPool(), [...capiTemplates(), consumerNamespace()]);
     const first = world.sync(NOW);
     const machine = first.children.filter((child) => child.kind === 'Machine');

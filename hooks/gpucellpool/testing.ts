@@ -30,7 +30,7 @@ export function at(seconds: number): Date {
   return new Date(NOW.getTime() + seconds * 1000);
 }
 
-/** The KubeVirt pool of samples/gpucellpool-full.yaml (profile a100), with a fixed UID. */
+/** The KubeVirt pool of samples/35-gpucellpool-full.yaml (profile a100), with a fixed UID. */
 export function kubeVirtPool(spec: Partial<GPUCellPool['spec']> = {}): GPUCellPool {
   return {
     apiVersion: API_VERSION,
@@ -62,7 +62,7 @@ export function kubeVirtPool(spec: Partial<GPUCellPool['spec']> = {}): GPUCellPo
   };
 }
 
-/** The Cluster API pool of samples/gpucellpool-clusterapi.yaml (profile a100, replicas 1), with a fixed UID. */
+/** The Cluster API pool of samples/36-gpucellpool-clusterapi.yaml (profile a100, replicas 1), with a fixed UID. */
 export function clusterApiPool(spec: Partial<GPUCellPool['spec']> = {}): GPUCellPool {
   return {
     apiVersion: API_VERSION,

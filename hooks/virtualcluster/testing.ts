@@ -128,7 +128,7 @@ function readyCellStatus(addresses: readonly CellNodeAddress[]): CellStatus {
   };
 }
 
-/** Class "small", as samples/virtualnodeclass-full.yaml. */
+/** Class "small", as samples/21-virtualnodeclass-full.yaml. */
 export function smallClass(uid = 'small-uid'): VirtualNodeClass {
   return {
     apiVersion: API_VERSION,

@@ -29,7 +29,7 @@ const poolCases: Case[] = [
   {
     rule: 'spec.gpu: exactly one of resourceClaimName and resourceClaimTemplateName',
     object: () => {
-      const pool = named(sample('gpucellpool-full.yaml'), 'cel-both-claims');
+      const pool = named(sample('35-gpucellpool-full.yaml'), 'cel-both-claims');
       (spec(pool)['gpu'] as Json)['resourceClaimName'] = 'a100-0';
       return pool;
     },
@@ -38,7 +38,7 @@ const poolCases: Case[] = [
   {
     rule: 'a named claim allows at most one replica',
     object: () => {
-      const pool = named(sample('gpucellpool-full.yaml'), 'cel-named-replicas');
+      const pool = named(sample('35-gpucellpool-full.yaml'), 'cel-named-replicas');
       spec(pool)['gpu'] = { resourceClaimName: 'a100-0' };
       delete spec(pool)['autoscaling'];
       spec(pool)['replicas'] = 2;
@@ -49,7 +49,7 @@ const poolCases: Case[] = [
   {
     rule: 'a named claim allows autoscaling.maxReplicas of at most 1',
     object: () => {
-      const pool = named(sample('gpucellpool-full.yaml'), 'cel-named-max');
+      const pool = named(sample('35-gpucellpool-full.yaml'), 'cel-named-max');
       spec(pool)['gpu'] = { resourceClaimName: 'a100-0' };
       spec(pool)['replicas'] = 1;
       spec(pool)['autoscaling'] = { minReplicas: 0, maxReplicas: 2 };
@@ -60,7 +60,7 @@ const poolCases: Case[] = [
   {
     rule: 'autoscaling.minReplicas <= maxReplicas',
     object: () => {
-      const pool = named(sample('gpucellpool-full.yaml'), 'cel-min-max');
+      const pool = named(sample('35-gpucellpool-full.yaml'), 'cel-min-max');
       spec(pool)['autoscaling'] = { minReplicas: 5, maxReplicas: 4 };
       return pool;
     },
@@ -69,7 +69,7 @@ const poolCases: Case[] = [
   {
     rule: 'Opaque bootstrap needs joinSecretRef',
     object: () => {
-      const pool = named(sample('gpucellpool-full.yaml'), 'cel-opaque-secret');
+      const pool = named(sample('35-gpucellpool-full.yaml'), 'cel-opaque-secret');
       spec(pool)['bootstrap'] = { provider: 'Opaque' };
       return pool;
     },
@@ -78,7 +78,7 @@ const poolCases: Case[] = [
   {
     rule: 'bootstrap.provider is Opaque or ClusterAPI',
     object: () => {
-      const pool = named(sample('gpucellpool-full.yaml'), 'cel-provider-enum');
+      const pool = named(sample('35-gpucellpool-full.yaml'), 'cel-provider-enum');
       spec(pool)['bootstrap'] = { provider: 'Cloudinit', joinSecretRef: { name: 'cell-join' } };
       return pool;
     },
@@ -87,7 +87,7 @@ const poolCases: Case[] = [
   {
     rule: 'provisioner config matches its type',
     object: () => {
-      const pool = named(sample('gpucellpool-full.yaml'), 'cel-provisioner-type');
+      const pool = named(sample('35-gpucellpool-full.yaml'), 'cel-provisioner-type');
       (spec(pool)['provisioner'] as Json)['type'] = 'ClusterAPI';
       return pool;
     },
@@ -97,7 +97,7 @@ const poolCases: Case[] = [
   {
     rule: 'a ClusterAPI pool has exactly one source of join data',
     object: () => {
-      const pool = named(sample('gpucellpool-clusterapi.yaml'), 'cel-capi-join');
+      const pool = named(sample('36-gpucellpool-clusterapi.yaml'), 'cel-capi-join');
       spec(pool)['bootstrap'] = { provider: 'Opaque', joinSecretRef: { name: 'cell-join' } };
       return pool;
     },
@@ -105,13 +105,13 @@ const poolCases: Case[] = [
   },
   {
     rule: 'a DNS-label name of at most 40 characters',
-    object: () => named(sample('gpucellpool-full.yaml'), 'p'.repeat(41)),
+    object: () => named(sample('35-gpucellpool-full.yaml'), 'p'.repeat(41)),
     message: 'metadata.name of a GPUCellPool must be a DNS label of at most 40 characters',
   },
   {
     rule: 'the network name default is reserved',
     object: () => {
-      const pool = named(sample('gpucellpool-full.yaml'), 'cel-default-network');
+      const pool = named(sample('35-gpucellpool-full.yaml'), 'cel-default-network');
       const kubeVirt = (spec(pool)['provisioner'] as Json)['kubeVirt'] as Json;
       kubeVirt['networks'] = [
         { name: 'default', networkAttachmentDefinition: 'kubecell-cells/storage-net' },
@@ -148,14 +148,14 @@ describe('CEL rules enforced by the real apiserver', function () {
 
   it('VirtualNodeClass: entitlement keys must be ResourceQuota names', async function () {
     this.timeout(30_000);
-    const vnclass = named(sample('virtualnodeclass-full.yaml'), 'cel-bad-key');
+    const vnclass = named(sample('21-virtualnodeclass-full.yaml'), 'cel-bad-key');
     ((spec(vnclass)['entitlement'] as Json)['workloadHard'] as Json)['nvidia.com/gpu'] = '1';
     await rejects(vnclass, 'entitlement.workloadHard keys must be ResourceQuota resource names');
   });
 
   it('Cell: a device resourceName is declared once', async function () {
     this.timeout(30_000);
-    const cell = named(sample('cell-full.yaml'), 'cel-duplicate-device');
+    const cell = named(sample('11-cell-full.yaml'), 'cel-duplicate-device');
     const profile = spec(cell)['machineProfile'] as Json;
     profile['devices'] = [
       { name: 'gpu', resourceName: 'nvidia.com/gpu' },
@@ -166,7 +166,7 @@ describe('CEL rules enforced by the real apiserver', function () {
 
   it('VirtualCluster: cellRef and classRef are immutable after creation', async function () {
     this.timeout(30_000);
-    const vc = named(sample('virtualcluster-full.yaml'), 'cel-immutable');
+    const vc = named(sample('51-virtualcluster-full.yaml'), 'cel-immutable');
     (vc['metadata'] as Json)['namespace'] = 'tenant-a';
     await kubectlOk(cluster, ['create', '-f', '-'], stringify(vc));
     try {
@@ -190,13 +190,13 @@ describe('CEL rules enforced by the real apiserver', function () {
 
   it('VirtualCluster: a name of at most 63 characters', async function () {
     this.timeout(30_000);
-    const vc = named(sample('virtualcluster-full.yaml'), 'v'.repeat(64));
+    const vc = named(sample('51-virtualcluster-full.yaml'), 'v'.repeat(64));
     await rejects(vc, 'metadata.name of a VirtualCluster must be at most 63 characters');
   });
 
   it('GPUCellPool: spec.namespace is immutable', async function () {
     this.timeout(30_000);
-    const pool = named(sample('gpucellpool-full.yaml'), 'cel-immutable-namespace');
+    const pool = named(sample('35-gpucellpool-full.yaml'), 'cel-immutable-namespace');
     await kubectlOk(cluster, ['create', '-f', '-'], stringify(pool));
     try {
       const moved = structuredClone(pool);
@@ -214,7 +214,7 @@ describe('CEL rules enforced by the real apiserver', function () {
 
   it('VirtualCluster: status.resolved cannot change once written', async function () {
     this.timeout(30_000);
-    const vc = named(sample('virtualcluster-minimal.yaml'), 'cel-resolved');
+    const vc = named(sample('50-virtualcluster-minimal.yaml'), 'cel-resolved');
     (vc['metadata'] as Json)['namespace'] = 'tenant-b';
     await kubectlOk(cluster, ['create', '-f', '-'], stringify(vc));
     const resolved = {
@@ -288,11 +288,11 @@ describe('CEL rules enforced by the real apiserver', function () {
     const namespace = 'cel-plan-occupied';
     await kubectlOk(cluster, ['create', 'namespace', namespace]);
     await kubectlOk(cluster, ['label', 'namespace', namespace, 'kubecell.io/host-namespace=true']);
-    const incumbent = named(sample('virtualcluster-minimal.yaml'), 'cel-incumbent');
+    const incumbent = named(sample('50-virtualcluster-minimal.yaml'), 'cel-incumbent');
     (incumbent['metadata'] as Json)['namespace'] = namespace;
     (spec(incumbent)['classRef'] as Json)['name'] = 'cel-no-such-class';
     await kubectlOk(cluster, ['create', '-f', '-'], stringify(incumbent));
-    const plan = named(sample('virtualclusterplan-minimal.yaml'), 'cel-once-per-generation');
+    const plan = named(sample('40-virtualclusterplan-minimal.yaml'), 'cel-once-per-generation');
     (plan['metadata'] as Json)['namespace'] = namespace;
     await kubectlOk(cluster, ['create', '-f', '-'], stringify(plan));
     const get = ['get', 'vcp', '-n', namespace, 'cel-once-per-generation', '-o', 'json'];

@@ -51,7 +51,7 @@ export function installKubeCellApi(
       const hosts = await cluster.kubectl([
         'apply',
         '-f',
-        path.join(repoRoot, 'samples', 'host-namespace.yaml'),
+        path.join(repoRoot, 'samples', '00-host-namespace.yaml'),
       ]);
       if (hosts.code !== 0) throw new Error(`applying host namespaces failed: ${hosts.stderr}`);
     })();

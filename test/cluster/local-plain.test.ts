@@ -2,7 +2,7 @@
 // and nothing playing the world around it, run as a user would, in a state directory of its own
 // (KUBECELL_LOCAL_DIR). Every sample must pass a server-side dry-run there against the real CRD
 // of its kind (issue 26): `kubectl apply --dry-run=server -f samples/` exactly as typed, the
-// Cluster API templates of samples/gpucellpool-clusterapi-templates.yaml included (Cluster API
+// Cluster API templates of samples/33-gpucellpool-clusterapi-templates.yaml included (Cluster API
 // v1.14.0's KubeadmConfigTemplate, Cluster API Provider KubeVirt v0.11.2's
 // KubevirtMachineTemplate, pinned in upstream-inputs.json); then `kubectl apply -f samples/`, the
 // command local-up prints, applies every one, and every sample Cell stays Pending for want of a
@@ -19,7 +19,7 @@ import { repoRoot } from './paths.js';
 import { waitUntil } from './readiness.js';
 
 const samplesDir = path.join(repoRoot, 'samples');
-const templatesFile = path.join(samplesDir, 'gpucellpool-clusterapi-templates.yaml');
+const templatesFile = path.join(samplesDir, '33-gpucellpool-clusterapi-templates.yaml');
 const TEMPLATE_CRDS = [
   'kubeadmconfigtemplates.bootstrap.cluster.x-k8s.io',
   'kubevirtmachinetemplates.infrastructure.cluster.x-k8s.io',

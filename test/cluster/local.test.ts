@@ -6,6 +6,7 @@
 // (how long that took is printed, not asserted), and each Cell's ManagedCluster must be what
 // local-up printed it made in place of OCM's registration.
 import { expect } from 'chai';
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { REASONS } from '../../hooks/cell/reasons.js';
@@ -48,6 +49,33 @@ function sampleNames(kind: string): string[] {
       .filter((file) => /\.ya?ml$/.test(file))
       .map((file) => path.join(samplesDir, file)),
   );
+}
+
+/** The commands local-up prints under "# Try it:", as a user would copy them. */
+function tryItCommands(stdout: string): string[] {
+  const lines = stdout.split('\n');
+  const start = lines.indexOf('# Try it:');
+  expect(start, stdout).to.be.greaterThan(-1);
+  const commands: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    const command = /^# {3}(kubectl .*)$/.exec(line)?.[1];
+    if (command === undefined) break;
+    commands.push(command);
+  }
+  return commands;
+}
+
+/** Runs `command` with bash, as a user's shell would. */
+function runShell(
+  command: string,
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('bash', ['-c', command], { ...options, timeout: 120_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+      resolve({ code, stdout, stderr });
+    });
+  });
 }
 
 describe('npm run local-up -- --simulate / local-down', function () {
@@ -157,14 +185,27 @@ describe('npm run local-up -- --simulate / local-down', function () {
     }
   });
 
-  it('takes `kubectl apply -f samples/`; the sample Cells and VirtualClusters become Ready', async function () {
-    this.timeout(READY_WAIT_MS + 120_000);
+  it('runs the commands it prints under "Try it"; every sample plan is Accepted, every Cell, VirtualCluster and GPUCellPool Ready', async function () {
+    this.timeout(READY_WAIT_MS + 180_000);
     local.requireUp();
+    const commands = tryItCommands(local.up.stdout);
+    expect(commands[0], local.up.stdout).to.equal('kubectl apply -f samples/');
     const applyStarted = performance.now();
-    const applied = await local.kubectl(['apply', '-f', path.join(repoRoot, 'samples')]);
-    expect(applied.code, output(applied)).to.equal(0);
+    // As a user would: from the repository, KUBECONFIG exported, the printed kubectl first on
+    // PATH (the summary names it: the one matching this cluster).
+    for (const command of commands) {
+      const ran = await runShell(command, {
+        cwd: repoRoot,
+        env: {
+          ...process.env,
+          KUBECONFIG: local.kubeconfig,
+          PATH: `${path.dirname(local.binaries.kubectl)}${path.delimiter}${process.env['PATH'] ?? ''}`,
+        },
+      });
+      expect(ran.code, `${command}\n${ran.stdout}\n${ran.stderr}`).to.equal(0);
+    }
 
-    const [cells, virtualClusters] = await local.waitUntilReady(
+    const [cells, virtualClusters, pools] = await local.waitUntilReady(
       [
         { resource: 'cells', label: 'Cells', names: sampleNames('Cell') },
         {
@@ -172,6 +213,7 @@ describe('npm run local-up -- --simulate / local-down', function () {
           label: 'VirtualClusters',
           names: sampleNames('VirtualCluster'),
         },
+        { resource: 'gpucellpools', label: 'GPUCellPools', names: sampleNames('GPUCellPool') },
       ],
       applyStarted,
       READY_WAIT_MS,
@@ -180,13 +222,34 @@ describe('npm run local-up -- --simulate / local-down', function () {
     console.log(
       `      local-up --simulate started in ${local.state.startupSeconds?.toFixed(1) ?? '?'} s; ` +
         `after kubectl apply -f samples/: Cells (${cells!.names.join(', ')}) Ready in ${took(cells!, READY_WAIT_MS)}, ` +
-        `VirtualClusters (${virtualClusters!.names.join(', ')}) Ready in ${took(virtualClusters!, READY_WAIT_MS)}`,
+        `VirtualClusters (${virtualClusters!.names.join(', ')}) Ready in ${took(virtualClusters!, READY_WAIT_MS)}, ` +
+        `GPUCellPools (${pools!.names.join(', ')}) Ready in ${took(pools!, READY_WAIT_MS)}`,
     );
-    const pools = await local.kubectl(['get', 'gpucellpools', '-o', 'wide']);
-    console.log(
-      `      GPUCellPools then (not checked here):\n${pools.stdout.replace(/^/gm, '        ')}`,
+    expectAllReady([cells!, virtualClusters!, pools!]);
+
+    // Plans are applied before their VirtualClusters and may be evaluated before their Cell has
+    // a status: Unknown then, evaluated again when it has one (D40). Each must conclude Accepted.
+    const planNames = sampleNames('VirtualClusterPlan');
+    expect(planNames.length).to.be.greaterThan(0);
+    let decisions: Record<string, string> = {};
+    const deadline = performance.now() + READY_WAIT_MS;
+    while (performance.now() < deadline) {
+      const listed = await local.kubectl(['get', 'virtualclusterplans', '-A', '-o', 'json']);
+      expect(listed.code, output(listed)).to.equal(0);
+      const items = (
+        JSON.parse(listed.stdout) as {
+          items: { metadata: { name: string }; status?: { decision?: string } }[];
+        }
+      ).items;
+      decisions = Object.fromEntries(
+        items.map((plan) => [plan.metadata.name, plan.status?.decision ?? '(none)']),
+      );
+      if (planNames.every((name) => decisions[name] === 'Accepted')) break;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    expect(decisions).to.deep.equal(
+      Object.fromEntries(planNames.map((name) => [name, 'Accepted'])),
     );
-    expectAllReady([cells!, virtualClusters!]);
   });
 
   it(`made each Cell's ManagedCluster as it printed: accepted, joined, its lease renewed, by the simulation`, async function () {

@@ -94,7 +94,7 @@ describe('pinned upstream CRDs: what they serve for the samples', function () {
       ).to.include(version);
       checked.push(`${apiVersion} ${kind}`);
     }
-    // The Cluster API templates of samples/gpucellpool-clusterapi-templates.yaml, and the pool's
+    // The Cluster API templates of samples/33-gpucellpool-clusterapi-templates.yaml, and the pool's
     // references to them, are among what was checked.
     expect([...new Set(checked)]).to.include.members([
       'bootstrap.cluster.x-k8s.io/v1beta2 KubeadmConfigTemplate',

@@ -140,7 +140,7 @@ export function admissionCall(port: number, ca: string): Promise<Answer> {
     );
     req.on('timeout', () => req.destroy(new Error(`no answer within ${ANSWER_WITHIN_MS} ms`)));
     req.on('error', reject);
-    req.end(JSON.stringify(admissionReview('CREATE', sample('virtualcluster-full.yaml'))));
+    req.end(JSON.stringify(admissionReview('CREATE', sample('51-virtualcluster-full.yaml'))));
   });
 }
 

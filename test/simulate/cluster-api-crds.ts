@@ -1,5 +1,5 @@
 // SIMULATED Cluster API provider installs: a permissive stand-in CRD for the one Cluster API kind
-// of samples/gpucellpool-clusterapi.yaml that no pinned upstream CRD defines, so that the pool
+// of samples/36-gpucellpool-clusterapi.yaml that no pinned upstream CRD defines, so that the pool
 // can be run at all: KubevirtMachine (Cluster API Provider KubeVirt), the kind the pool clones
 // the sample's KubevirtMachineTemplate into. Every other kind the sample names or makes is a real
 // upstream CRD pinned in test/cluster/upstream-inputs.json and installed by the stack
@@ -30,7 +30,7 @@ export interface StandInKind {
 }
 
 /**
- * The kinds samples/gpucellpool-clusterapi.yaml names (templates) or makes (per cell) that no
+ * The kinds samples/36-gpucellpool-clusterapi.yaml names (templates) or makes (per cell) that no
  * pinned upstream CRD defines.
  */
 export const CLUSTER_API_STAND_IN_KINDS: readonly StandInKind[] = [

@@ -2,7 +2,7 @@
 // kubelet registering): shared by the KubeVirt and Cluster API simulators.
 //
 // A real cell registers the Node named and labelled by its join data: the user-data the pool
-// rendered (docs/cell-image.md; samples/cell-join-secret.yaml puts NODE_NAME into a kubeadm
+// rendered (docs/cell-image.md; samples/30-cell-join-secret.yaml puts NODE_NAME into a kubeadm
 // JoinConfiguration's nodeRegistration.name and NODE_LABELS into its kubelet `node-labels`), or
 // the KubeadmConfig of a Cluster API bootstrap. This module reads the same places. When the join
 // data carries no node labels, the labels a correct template gives (`controller-uid=<pool uid>`,

@@ -76,7 +76,7 @@ export interface SimulationOptions {
   clusterAPI?: false | ClusterAPISimulatorOptions;
   /**
    * Install a permissive stand-in CRD (labelled as such) for each Cluster API kind of
-   * samples/gpucellpool-clusterapi.yaml that no pinned upstream CRD defines and is missing:
+   * samples/36-gpucellpool-clusterapi.yaml that no pinned upstream CRD defines and is missing:
    * KubevirtMachine (cluster-api-crds.ts); default false.
    */
   clusterAPIStandInCrds?: boolean;

@@ -405,7 +405,7 @@ describe('simulation: k3k', function () {
 
 describe('simulation: GPU cells', function () {
   const sampleSecret = parse(
-    readFileSync(path.join(repoRoot, 'samples', 'cell-join-secret.yaml'), 'utf8'),
+    readFileSync(path.join(repoRoot, 'samples', '30-cell-join-secret.yaml'), 'utf8'),
   ) as { stringData: Record<string, string> };
   const data = Object.fromEntries(
     Object.entries(sampleSecret.stringData).map(([key, value]) => [

@@ -77,9 +77,9 @@ describe('e2e: GPUCellPool on Cluster API through Metacontroller', function () {
     if (!object) throw new Error(`gpucellpool ${poolName} does not exist`);
     return object;
   };
-  /** samples/gpucellpool-clusterapi.yaml, renamed, in the test's namespace. */
+  /** samples/36-gpucellpool-clusterapi.yaml, renamed, in the test's namespace. */
   const poolObject = (replicas: number) => {
-    const sample = samplesIn('gpucellpool-clusterapi.yaml', namespace)[0] as {
+    const sample = samplesIn('36-gpucellpool-clusterapi.yaml', namespace)[0] as {
       metadata: Record<string, unknown>;
       spec: Record<string, unknown>;
     };
@@ -205,7 +205,7 @@ describe('e2e: GPUCellPool on Cluster API through Metacontroller', function () {
   });
 
   it('with the templates of the samples it creates a Machine per replica and its KubeadmConfig and KubevirtMachine, owned by the pool but not controlled', async function () {
-    await apply(stack(), samplesIn('gpucellpool-clusterapi-templates.yaml', namespace));
+    await apply(stack(), samplesIn('33-gpucellpool-clusterapi-templates.yaml', namespace));
     const object = await pool();
     const uid = object.metadata.uid;
     const names = [`${cell(0)}-0`, `${cell(1)}-0`];

@@ -114,7 +114,7 @@ describe('e2e: GPUCellPool on KubeVirt through Metacontroller', function () {
     await kubectl(stack(), ['create', 'namespace', tenants]);
     await kubectl(stack(), ['label', 'namespace', tenants, 'kubecell.io/host-namespace=true']);
     // The join Secret of the samples, as a platform engineer would adapt it.
-    await apply(stack(), samplesIn('cell-join-secret.yaml', namespace));
+    await apply(stack(), samplesIn('30-cell-join-secret.yaml', namespace));
   });
 
   let failed = false;
@@ -160,7 +160,7 @@ describe('e2e: GPUCellPool on KubeVirt through Metacontroller', function () {
   it('with the claim template it creates a VM and a user-data Secret per replica; the cells join and their Nodes are adopted: READY 2', async function () {
     await apply(
       stack(),
-      sampleIn('gpucellpool-gpu-claims.yaml', 'ResourceClaimTemplate', namespace),
+      sampleIn('32-gpucellpool-gpu-claims.yaml', 'ResourceClaimTemplate', namespace),
     );
     await eventuallyColumns(stack(), poolName, { DESIRED: 2, CURRENT: 2, READY: 2 });
     const object = await pool();

@@ -526,7 +526,7 @@ describe('e2e: VirtualClusterPlan expiry, and a Cell not Ready (own stack, KUBEC
     );
   });
 
-  it('a Cell whose provider baseline is not ready is Provisioning, and a plan on it is Rejected (CellNotReady)', async function () {
+  it('a Cell whose provider baseline is not ready is Provisioning, and a plan on it is Unknown (CellNotReady)', async function () {
     const live = stack as KubeCellStack;
     // TopoLVM's node agent is not ready on one of the Nodes (the DaemonSet controller's report).
     await setDaemonSetScheduled(
@@ -559,8 +559,8 @@ describe('e2e: VirtualClusterPlan expiry, and a Cell not Ready (own stack, KUBEC
 
     await apply(live, planManifest('not-ready', tenant, world.cell, fits), 'e2e-tenant');
     const plan = await eventuallyDecided(live, 'not-ready', tenant);
-    expect(planStatus(plan).decision).to.equal('Rejected');
-    expect(findCheck(plan, 'CellLive')).to.include({ result: 'Fail', reason: 'CellNotReady' });
+    expect(planStatus(plan).decision).to.equal('Unknown');
+    expect(findCheck(plan, 'CellLive')).to.include({ result: 'Unknown', reason: 'CellNotReady' });
     expect(findCheck(plan, 'CellLive')?.message).to.contain('Provisioning');
 
     // The DaemonSet is ready again: so is the Cell.

@@ -1,8 +1,8 @@
 // The status examples of docs/concepts.md (a Ready Cell, an Accepted VirtualClusterPlan, a Ready
 // VirtualCluster) are what this run through the real Metacontroller shows, not text written by
-// hand. The test builds the world of the samples (samples/cell-full.yaml,
-// virtualnodeclass-full.yaml, a host namespace, virtualclusterplan-full.yaml,
-// virtualcluster-full.yaml) on simulated OCM, kubelets and k3k (test/simulate/), reads each
+// hand. The test builds the world of the samples (samples/11-cell-full.yaml,
+// 21-virtualnodeclass-full.yaml, a host namespace, 41-virtualclusterplan-full.yaml,
+// 51-virtualcluster-full.yaml) on simulated OCM, kubelets and k3k (test/simulate/), reads each
 // status with kubectl, normalises what differs between runs (status-examples.ts says what) and
 // compares it with the blocks of docs/concepts.md. It builds that world twice, under other
 // names, and requires both to normalise alike: what the normalisation misses shows up in every
@@ -53,7 +53,13 @@ const VCS = 'virtualclusters.kubecell.io';
 const MANAGED_CLUSTERS = 'managedclusters.cluster.open-cluster-management.io';
 
 /** The samples' names, which the examples show. */
-const SAMPLE = { cell: 'cell1', profile: 'a100', namespace: 'tenant-a', class: 'small' };
+const SAMPLE = {
+  cell: 'cell1',
+  profile: 'a100',
+  namespace: 'tenant-a',
+  planNamespace: 'tenant-c',
+  class: 'small',
+};
 const PLAN = 'small-on-cell1';
 const VIRTUAL_CLUSTER = 'team-a';
 
@@ -76,6 +82,8 @@ interface World {
   cell: string;
   profile: string;
   namespace: string;
+  /** Where the plan asks (samples/41-virtualclusterplan-full.yaml: tenant-c). */
+  planNamespace: string;
   klass: string;
 }
 
@@ -86,6 +94,7 @@ function newWorld(): World {
     cell: uniqueName('sx-cell'),
     profile: uniqueName('sx-a100'),
     namespace: uniqueName('sx-tenant'),
+    planNamespace: uniqueName('sx-plans'),
     klass: uniqueName('sx-small'),
   };
   return {
@@ -94,6 +103,7 @@ function newWorld(): World {
       [world.cell]: SAMPLE.cell,
       [world.profile]: SAMPLE.profile,
       [world.namespace]: SAMPLE.namespace,
+      [world.planNamespace]: SAMPLE.planNamespace,
       [world.klass]: SAMPLE.class,
     },
   };
@@ -105,6 +115,7 @@ function intoWorld(value: unknown, world: World): unknown {
     [SAMPLE.cell]: world.cell,
     [SAMPLE.profile]: world.profile,
     [SAMPLE.namespace]: world.namespace,
+    [SAMPLE.planNamespace]: world.planNamespace,
     [SAMPLE.class]: world.klass,
   };
   if (typeof value === 'string') return names[value] ?? value;
@@ -117,12 +128,16 @@ function intoWorld(value: unknown, world: World): unknown {
   return value;
 }
 
-/** The `kind` of samples/<file> (the first, for tenant-a's Namespace), in the world's names. */
-function sample(file: string, kind: string, world: World): Json {
+/** The `kind` of samples/<file> (the first, or the one named `name`), in the world's names. */
+function sample(file: string, kind: string, world: World, name?: string): Json {
   const found = parseAllDocuments(readFileSync(path.join(repoRoot, 'samples', file), 'utf8'))
     .map((document) => document.toJS() as Json | null)
-    .find((object) => object?.['kind'] === kind);
-  if (!found) throw new Error(`samples/${file} has no ${kind}`);
+    .find(
+      (object) =>
+        object?.['kind'] === kind &&
+        (name === undefined || (object['metadata'] as Json | undefined)?.['name'] === name),
+    );
+  if (!found) throw new Error(`samples/${file} has no ${kind} ${name ?? ''}`);
   return intoWorld(found, world) as Json;
 }
 
@@ -154,9 +169,10 @@ async function buildWorld(stack: KubeCellStack, simulation: Simulation, world: W
   await apply(
     stack,
     [
-      sample('host-namespace.yaml', 'Namespace', world),
-      sample('virtualnodeclass-full.yaml', 'VirtualNodeClass', world),
-      sample('cell-full.yaml', 'Cell', world),
+      sample('00-host-namespace.yaml', 'Namespace', world, SAMPLE.namespace),
+      sample('00-host-namespace.yaml', 'Namespace', world, SAMPLE.planNamespace),
+      sample('21-virtualnodeclass-full.yaml', 'VirtualNodeClass', world),
+      sample('11-cell-full.yaml', 'Cell', world),
     ],
     'e2e-platform',
   );
@@ -174,14 +190,14 @@ async function buildWorld(stack: KubeCellStack, simulation: Simulation, world: W
     180_000,
   );
 
-  await apply(stack, sample('virtualclusterplan-full.yaml', 'VirtualClusterPlan', world));
-  const plan = await eventually(stack, `plan ${world.namespace}/${PLAN} decided`, async () => {
-    const found = await getObject(stack, PLANS, PLAN, world.namespace);
+  await apply(stack, sample('41-virtualclusterplan-full.yaml', 'VirtualClusterPlan', world));
+  const plan = await eventually(stack, `plan ${world.planNamespace}/${PLAN} decided`, async () => {
+    const found = await getObject(stack, PLANS, PLAN, world.planNamespace);
     return statusOf(found)['decision'] ? { value: found! } : { notYet: describeStatus(found) };
   });
   expect(statusOf(plan)['decision'], JSON.stringify(statusOf(plan)['checks'])).to.equal('Accepted');
 
-  await apply(stack, sample('virtualcluster-full.yaml', 'VirtualCluster', world));
+  await apply(stack, sample('51-virtualcluster-full.yaml', 'VirtualCluster', world));
   await eventuallyPhase(stack, VCS, VIRTUAL_CLUSTER, world.namespace, 'Ready', 120_000);
   await eventually(
     stack,
@@ -204,7 +220,7 @@ async function normalisationOf(stack: KubeCellStack, world: World): Promise<Norm
     required(stack, CELLS, world.cell, CELL_NAMESPACE),
     required(stack, MANAGED_CLUSTERS, world.cell),
     required(stack, CLASSES, world.klass),
-    required(stack, PLANS, PLAN, world.namespace),
+    required(stack, PLANS, PLAN, world.planNamespace),
     required(stack, VCS, VIRTUAL_CLUSTER, world.namespace),
   ]);
   const nodes = await listObjects(stack, 'nodes', {
@@ -240,7 +256,7 @@ async function capture(stack: KubeCellStack, world: World): Promise<Captured> {
   return eventually<Captured>(stack, `a stable capture of ${world.namespace}`, async () => {
     const [cell, plan, vc] = await Promise.all([
       required(stack, CELLS, world.cell, CELL_NAMESPACE),
-      required(stack, PLANS, PLAN, world.namespace),
+      required(stack, PLANS, PLAN, world.planNamespace),
       required(stack, VCS, VIRTUAL_CLUSTER, world.namespace),
     ]);
     const vcStatus = normaliseStatus(statusOf(vc), n) as Json;
@@ -305,7 +321,7 @@ describe('e2e: the status examples of docs/concepts.md', function () {
       for (const world of worlds) {
         for (const args of [
           ['delete', CLASSES, world.klass],
-          ['delete', 'namespace', world.namespace, world.cell],
+          ['delete', 'namespace', world.namespace, world.planNamespace, world.cell],
           ['delete', MANAGED_CLUSTERS, world.cell],
           ['delete', 'nodes', '-l', `kubecell.io/machine-profile=${world.profile}`],
         ]) {
