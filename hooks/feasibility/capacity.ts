@@ -79,11 +79,14 @@ function capacityCheck({
   }
   if (!inventoryFresh) return inventoryNotFresh(resource, needText, estimate);
   if (estimate === undefined) {
+    // Unknown, not Fail: Nodes join a Cell after it is created (a GPUCellPool scales from
+    // zero), so what no Ready Node offers now may be offered later; the placement is evaluated
+    // again when the Cell changes (D40).
     return check(
       'Capacity',
-      'Fail',
+      'Unknown',
       Reason.ResourceNotInInventory,
-      `The class needs ${needText} ${resource}, but no Ready Node of the Cell offers ${resource}.`,
+      `The class needs ${needText} ${resource}, but no Ready Node of the Cell offers ${resource} yet.`,
       { resource, required: needText, available: '0' },
     );
   }
@@ -100,7 +103,7 @@ function inventoryNotFresh(
     'Capacity',
     'Unknown',
     Reason.InventoryNotFresh,
-    `The class needs ${needText} ${resource}, but the Cell's inventory is not fresh (see InventoryFresh); the check runs again on fresh inventory.`,
+    `The class needs ${needText} ${resource}, but the Cell is not live or its inventory is not fresh (see CellLive and InventoryFresh); the check runs again when both pass.`,
     {
       resource,
       required: needText,

@@ -408,7 +408,7 @@ describe('feasibility evaluation', () => {
       ).to.deep.equal(['cpu', 'memory', 'nvidia.com/gpu']);
     });
 
-    it('fails a resource no Ready Node offers, and passes a zero requirement', () => {
+    it('leaves a resource no Ready Node offers yet Unknown, and passes a zero requirement', () => {
       const result = evaluate((input) => {
         const hard = workloadHard(input);
         hard['requests.ephemeral-storage'] = '10Gi';
@@ -417,7 +417,7 @@ describe('feasibility evaluation', () => {
       expect(only(result, 'Capacity', 'ephemeral-storage')).to.include({
         required: '10Gi',
         available: '0',
-        result: 'Fail',
+        result: 'Unknown',
         reason: 'ResourceNotInInventory',
       });
       expect(only(result, 'Capacity', 'hugepages-2Mi')).to.include({

@@ -107,10 +107,14 @@ export function evaluateFeasibility(input: FeasibilityInput): FeasibilityResult 
   if (allowed !== undefined) checks.push(allowed);
   let inventoryFresh = false;
   if (cell !== undefined) {
-    checks.push(checkCellLive(cell));
+    const live = checkCellLive(cell);
+    checks.push(live);
     const maxAgeSeconds = input.inventoryMaxAgeSeconds ?? DEFAULT_INVENTORY_MAX_AGE_SECONDS;
     const fresh = checkInventoryFresh(cell, input.now, maxAgeSeconds);
-    inventoryFresh = fresh.result === 'Pass';
+    // Capacity is measured only on a live Cell's fresh inventory: a Cell not Ready yet (its
+    // Nodes not all registered) reports a fresh but partial inventory, whose missing resources
+    // would otherwise fail the placement for good (D40).
+    inventoryFresh = fresh.result === 'Pass' && live.result === 'Pass';
     checks.push(fresh);
   }
   if (cell !== undefined && virtualNodeClass !== undefined) {

@@ -111,7 +111,7 @@ export const REASONS_BY_CHECK: Readonly<
   Capacity: [
     { reason: Reason.CapacityAvailable, result: 'Pass' },
     { reason: Reason.InsufficientCapacity, result: 'Fail' },
-    { reason: Reason.ResourceNotInInventory, result: 'Fail' },
+    { reason: Reason.ResourceNotInInventory, result: 'Unknown' },
     { reason: Reason.InvalidQuantity, result: 'Fail' },
     { reason: Reason.InventoryNotFresh, result: 'Unknown' },
     { reason: Reason.InventoryIncomplete, result: 'Unknown' },

@@ -238,11 +238,22 @@ describe('npm run local-up -- --simulate / local-down', function () {
       expect(listed.code, output(listed)).to.equal(0);
       const items = (
         JSON.parse(listed.stdout) as {
-          items: { metadata: { name: string }; status?: { decision?: string } }[];
+          items: {
+            metadata: { name: string };
+            status?: { decision?: string; checks?: { result: string; reason: string }[] };
+          }[];
         }
       ).items;
+      // The decision, and the reasons of the checks that did not pass (to read a failure).
       decisions = Object.fromEntries(
-        items.map((plan) => [plan.metadata.name, plan.status?.decision ?? '(none)']),
+        items.map((plan) => {
+          const open = (plan.status?.checks ?? []).filter((check) => check.result !== 'Pass');
+          const why = open.map((check) => `${check.result} ${check.reason}`).join(', ');
+          return [
+            plan.metadata.name,
+            `${plan.status?.decision ?? '(none)'}${why ? `: ${why}` : ''}`,
+          ];
+        }),
       );
       if (planNames.every((name) => decisions[name] === 'Accepted')) break;
       await new Promise((resolve) => setTimeout(resolve, 1000));

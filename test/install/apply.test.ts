@@ -24,6 +24,25 @@ function documents(text: string): Json[] {
     .filter(isJsonObject);
 }
 
+/** What `kubectl kustomize` builds from an overlay of manifests/ with `fields` added. */
+async function buildOverlay(cluster: ControlPlane, fields: Json): Promise<Json[]> {
+  const overlay = mkdtempSync(path.join(os.tmpdir(), 'kubecell-overlay-'));
+  try {
+    writeFileSync(
+      path.join(overlay, 'kustomization.yaml'),
+      stringify({
+        apiVersion: 'kustomize.config.k8s.io/v1beta1',
+        kind: 'Kustomization',
+        resources: [path.relative(overlay, path.join(repoRoot, 'manifests'))],
+        ...fields,
+      }),
+    );
+    return documents(await kubectlOk(cluster, ['kustomize', overlay]));
+  } finally {
+    rmSync(overlay, { recursive: true, force: true });
+  }
+}
+
 describe('install: kubectl apply -k, server-side dry-run', function () {
   let cluster: ControlPlane;
 
@@ -140,39 +159,62 @@ describe('install: kubectl apply -k, server-side dry-run', function () {
 
   it('the documented patch binds the role to another Metacontroller ServiceAccount', async function () {
     this.timeout(60_000);
-    const overlay = mkdtempSync(path.join(os.tmpdir(), 'kubecell-overlay-'));
-    try {
-      writeFileSync(
-        path.join(overlay, 'kustomization.yaml'),
-        stringify({
-          apiVersion: 'kustomize.config.k8s.io/v1beta1',
-          kind: 'Kustomization',
-          resources: [path.relative(overlay, path.join(repoRoot, 'manifests'))],
-          patches: [
+    const built = await buildOverlay(cluster, {
+      patches: [
+        {
+          target: { kind: 'ClusterRoleBinding', name: 'kubecell-metacontroller' },
+          patch: stringify([
             {
-              target: { kind: 'ClusterRoleBinding', name: 'kubecell-metacontroller' },
-              patch: stringify([
-                {
-                  op: 'replace',
-                  path: '/subjects/0',
-                  value: {
-                    kind: 'ServiceAccount',
-                    name: 'metacontroller',
-                    namespace: 'platform-system',
-                  },
-                },
-              ]),
+              op: 'replace',
+              path: '/subjects/0',
+              value: {
+                kind: 'ServiceAccount',
+                name: 'metacontroller',
+                namespace: 'platform-system',
+              },
             },
-          ],
-        }),
-      );
-      const built = documents(await kubectlOk(cluster, ['kustomize', overlay]));
-      const binding = findObject(built, 'ClusterRoleBinding', 'kubecell-metacontroller');
-      expect(binding.subjects).to.deep.equal([
-        { kind: 'ServiceAccount', name: 'metacontroller', namespace: 'platform-system' },
-      ]);
-    } finally {
-      rmSync(overlay, { recursive: true, force: true });
-    }
+          ]),
+        },
+      ],
+    });
+    const binding = findObject(built, 'ClusterRoleBinding', 'kubecell-metacontroller');
+    expect(binding.subjects).to.deep.equal([
+      { kind: 'ServiceAccount', name: 'metacontroller', namespace: 'platform-system' },
+    ]);
+  });
+
+  it("an overlay's `images` sets the hook server's image and KUBECELL_AGENT_IMAGE together", async function () {
+    this.timeout(60_000);
+    const builds = {
+      base: documents(await kubectlOk(cluster, ['kustomize', path.join(repoRoot, 'manifests')])),
+      overlay: await buildOverlay(cluster, {
+        images: [
+          {
+            name: 'kubecell-hooks',
+            newName: 'registry.example.com/kubecell/kubecell-hooks',
+            newTag: '9.9.9',
+          },
+        ],
+      }),
+    };
+    const images = Object.fromEntries(
+      Object.entries(builds).map(([name, built]) => {
+        const deployment = findObject(built, 'Deployment', 'kubecell-hooks') as {
+          spec: { template: { spec: { containers: Array<Json & { env?: Json[] }> } } };
+        };
+        const container = deployment.spec.template.spec.containers.find(
+          (c) => c['name'] === 'hook-server',
+        );
+        const agent = container?.env?.find((e) => e['name'] === 'KUBECELL_AGENT_IMAGE');
+        return [name, { container: container?.['image'], agent: agent?.['value'] }];
+      }),
+    );
+    expect(images).to.deep.equal({
+      base: { container: 'kubecell-hooks:0.1.0', agent: 'kubecell-hooks:0.1.0' },
+      overlay: {
+        container: 'registry.example.com/kubecell/kubecell-hooks:9.9.9',
+        agent: 'registry.example.com/kubecell/kubecell-hooks:9.9.9',
+      },
+    });
   });
 });

@@ -119,7 +119,12 @@ describe('install manifests', () => {
     });
 
     it('manifests/kustomization.yaml reaches every manifest under manifests/ (the optional applies aside)', () => {
-      const reached = new Set(kustomizationResources('manifests'));
+      // A transformer configuration (image-fields.yaml) is reached through `configurations`.
+      const [root] = readYamlDocuments('manifests/kustomization.yaml');
+      const configurations = ((root?.['configurations'] ?? []) as string[]).map(
+        (file) => `manifests/${file}`,
+      );
+      const reached = new Set([...kustomizationResources('manifests'), ...configurations]);
       // Applied on their own when wanted: the cert-manager overlay, Metacontroller's own
       // least-privilege role (manifests/metacontroller-core/rbac.yaml says when), and the
       // monitoring for the Prometheus Operator, whose CRDs a cluster may not have (checked

@@ -55,7 +55,7 @@ function dependencies(object: Applied, all: readonly Applied[]): Applied[] {
   const named = new Set(strings(object.object['spec']));
   return all.filter(
     (other) =>
-      other !== object &&
+      other.kind !== object.kind && // a Cell's managedClusterRef may equal another Cell's name
       !NAMED_BY_NOTHING.has(other.kind) &&
       ((other.kind === 'Namespace' && other.name === object.namespace) ||
         (other.kind !== 'Namespace' && named.has(other.name))),

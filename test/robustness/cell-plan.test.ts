@@ -351,9 +351,10 @@ describe('robustness: Cell and plan status are deterministic and settle at once'
           expect(JSON.stringify(second), 'fed back at the same time').to.equal(
             JSON.stringify(first),
           );
-          // Later, with the Cell, class and neighbours changed but the same generation: the decision
-          // stands (a plan is evaluated once per generation) and the status does not move before
-          // expiresAt.
+          // Later, with the Cell, class and neighbours changed but the same generation: a
+          // conclusion stands (Accepted and Rejected are made once per generation) and the status
+          // does not move before expiresAt. An Unknown plan is evaluated again (D40): its status
+          // is then the fresh evaluation of the changed world at that moment, exactly.
           const later = new Date(PLAN_NOW.getTime() + seconds * 1000);
           if (later.getTime() < Date.parse(status.expiresAt ?? '')) {
             const otherWorld = planRequest({ ...changed, generation: world.generation });
@@ -363,7 +364,18 @@ describe('robustness: Cell and plan status are deterministic and settle at once'
               { ...otherWorld, parent: fedBack.parent },
               later,
             );
-            expect(third.status).to.deep.equal(first.status);
+            if (status.decision !== 'Unknown') {
+              expect(third.status).to.deep.equal(first.status);
+            } else {
+              const fresh: CompositeSyncResponse = await call('plan', 'sync', otherWorld, later);
+              const expected = (fresh.status as VirtualClusterPlanStatus).checks;
+              const same =
+                (fresh.status as VirtualClusterPlanStatus).decision === 'Unknown' &&
+                JSON.stringify(wire(expected)) === JSON.stringify(wire(status.checks));
+              const thirdStatus = third.status as VirtualClusterPlanStatus;
+              if (same) expect(thirdStatus.evaluatedAt).to.equal(status.evaluatedAt);
+              else expect(thirdStatus.checks).to.deep.equal(expected);
+            }
           }
         },
       ),

@@ -127,7 +127,7 @@ leaseDurationSeconds?: number
  */
 export interface CellProviderStatus {
 /**
- * Version of the k3k controller observed, e.g. v0.3.4. Absent when not detected.
+ * Version of the k3k controller observed, e.g. v1.1.0. Absent when not detected.
  */
 k3kVersion?: string
 /**

@@ -100,7 +100,7 @@ managedClusterName: string
  */
 machineProfile: MachineProfile
 /**
- * The Cell's spec.delivery when the placement was accepted (decision D34); absent (a snapshot written before the field existed, or a Cell without it) means Local. Local: the children are rendered on the hub. ManifestWork: the host Namespace, quota, LimitRange, k3k Cluster and API Service reach the ManagedCluster in the ManifestWork kubecell-vc-<uid> in the hub namespace named after it; the VirtualCluster reads that work's status (conditions and fed-back NodePort and sealed kubeconfig), and only the kubeconfig Secret is rendered on the hub.
+ * The Cell's spec.delivery when the placement was accepted (decision D34); absent (a snapshot written before the field existed, or a Cell without it) means Local. Local: the children are rendered on the hub. ManifestWork: the host Namespace (with its Pod Security labels) and its NetworkPolicies, the ResourceQuota, LimitRange, k3k Cluster and API Service, and the cell agent's Role, RoleBinding and sealed-kubeconfig ConfigMap reach the ManagedCluster in the ManifestWork kubecell-vc-<uid> in the hub namespace named after it; the VirtualCluster reads that work's status (conditions and fed-back NodePort and sealed kubeconfig), and only the kubeconfig Secret is rendered on the hub.
  */
 delivery?: ("Local" | "ManifestWork")
 }

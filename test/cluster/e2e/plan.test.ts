@@ -274,7 +274,7 @@ describe('e2e: VirtualClusterPlan through Metacontroller', function () {
       reason: 'DeviceNotDeclared',
     });
     expect(findCheck(plan, 'Capacity', 'amd.com/gpu')).to.include({
-      result: 'Fail',
+      result: 'Unknown',
       reason: 'ResourceNotInInventory',
     });
   });
