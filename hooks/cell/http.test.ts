@@ -127,6 +127,31 @@ describe('Cell hooks over HTTP', () => {
     expect(JSON.stringify(response.body)).to.contain('renewTime');
   });
 
+  it('answers 400, not 500, when an observed quantity is a number no quantity can be', async () => {
+    const { app } = await productApp(NOW);
+    const related = relatedOf([
+      managedCluster(),
+      lease(10),
+      node('n1', { 'nvidia.com/gpu': '4' }),
+      ...readyProvider(),
+    ]);
+    // A key JSON.parse keeps as an own property ("__proto__"), holding a non-integer number: a
+    // hostile-bodies run found it reaching the quantity parser as a 500.
+    const body = JSON.stringify({
+      parent: cell(),
+      children: {},
+      related,
+      finalizing: false,
+    }).replace('"nvidia.com/gpu":"4"', '"nvidia.com/gpu":"4","__proto__":5e-324');
+    expect(body).to.contain('__proto__');
+    const response = await request(app)
+      .post('/hooks/cell/sync')
+      .set('Content-Type', 'application/json')
+      .send(body);
+    expect(response.status, JSON.stringify(response.body)).to.equal(400);
+    expect(JSON.stringify(response.body)).to.contain('invalid quantity 5e-324');
+  });
+
   it('sync of a ManifestWork Cell passes the validation layer with its agent work related', async () => {
     const { app } = await productApp(NOW);
     const remote = [node('n1', { 'nvidia.com/gpu': '4' }), ...readyProvider()];

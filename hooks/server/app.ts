@@ -13,6 +13,7 @@ import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
 import { RetryLaterError } from '../metacontroller/retry-later.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { isJsonObject, summarizeProblems } from '../json/json.js';
+import { QuantityError } from '../quantity/quantity.js';
 import { checkResponse } from '../metacontroller/response-shape.js';
 import { defaultBodyBudget, type BodyBudget } from './body-budget.js';
 import { describeBodyError } from './body-errors.js';
@@ -260,6 +261,10 @@ function refuseMissingBody(req: Request, res: Response): void {
 function failHandler(res: Response, err: unknown): void {
   if (err instanceof InvalidHookInputError) {
     fail(res, 400, err.message);
+  } else if (err instanceof QuantityError) {
+    // Every quantity a handler parses comes from the request (an observed object's requests,
+    // allocatable or annotations): one that is not a quantity is bad input, not a bug.
+    fail(res, 400, `the request holds ${err.message}`);
   } else if (err instanceof RetryLaterError) {
     res.set('Retry-After', String(err.retryAfterSeconds));
     fail(res, 429, err.message);
