@@ -37,14 +37,7 @@ import {
   virtualClusterWorkName,
 } from '../remote/contract.js';
 import { CHILD_LABELS, MANAGED_BY } from '../virtualcluster/constants.js';
-import { childNames } from '../virtualcluster/names.js';
-import {
-  childLabels,
-  renderApiService,
-  renderK3kCluster,
-  renderLimitRange,
-  renderResourceQuota,
-} from '../virtualcluster/render.js';
+import { placedChildren } from '../virtualcluster/render.js';
 import type { DeliveryConfig } from './config.js';
 import {
   agentConfigMap,
@@ -136,12 +129,9 @@ export function renderVirtualClusterWork(
   config: DeliveryConfig,
   agentKey?: string,
 ): ManifestWork {
-  const names = childNames(vc.metadata.name, vc.metadata.uid);
-  const labels = childLabels(vc, resolved);
+  const { cluster, quota, limitRange, service } = placedChildren(vc, resolved);
   const namespace = hostNamespaceManifest(vc, resolved, config);
   const policies = renderNetworkPolicies(resolved.hostNamespace, config.hostNamespace);
-  const cluster = renderK3kCluster(names, resolved, labels);
-  const service = renderApiService(names, resolved, labels);
   const sealed = agentConfigMap(
     sealedKubeconfigConfigMapName(vc.metadata.name),
     resolved.hostNamespace,
@@ -155,8 +145,8 @@ export function renderVirtualClusterWork(
   const manifests = [
     namespace,
     ...policies,
-    renderResourceQuota(names, resolved, labels),
-    renderLimitRange(names, resolved, labels),
+    quota,
+    limitRange,
     cluster,
     service,
     ...access,

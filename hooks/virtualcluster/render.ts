@@ -43,7 +43,7 @@ import {
   type KubeconfigRefusal,
 } from './kubeconfig.js';
 import { MAX_KUBECONFIG_BYTES } from './kubeconfig-policy.js';
-import type { ChildNames } from './names.js';
+import { childNames, type ChildNames } from './names.js';
 import type {
   ObservedChildren,
   SecretObject,
@@ -78,22 +78,58 @@ export function renderVirtualCluster(
     observation.k3kKubeconfig,
     observation.children,
   );
+  const placed = renderPlaced(names, resolved, labels);
   return {
     rendered: true,
     children: [
-      renderK3kCluster(names, resolved, labels),
-      renderResourceQuota(names, resolved, labels),
-      renderLimitRange(names, resolved, labels),
-      renderApiService(names, resolved, labels),
+      placed.cluster,
+      placed.quota,
+      placed.limitRange,
+      placed.service,
       ...(secret.kind === 'none' ? [] : [secret.secret]),
     ],
     secret,
   };
 }
 
+/**
+ * What a resolved VirtualCluster places on its Cell's cluster, whichever way it gets there:
+ * Metacontroller applies these as children on a Local Cell, and the delivery carries the same
+ * objects, byte for byte, in the VirtualCluster's ManifestWork on a ManifestWork Cell
+ * (hooks/delivery/vc-work.ts). The kubeconfig Secret is not among them: it is published on the
+ * hub (planSecret).
+ */
+export interface PlacedChildren {
+  cluster: KubernetesObject;
+  quota: KubernetesObject;
+  limitRange: KubernetesObject;
+  service: KubernetesObject;
+}
+
+export function placedChildren(
+  vc: Pick<VirtualCluster, 'metadata'>,
+  resolved: ResolvedPlacement,
+): PlacedChildren {
+  const names = childNames(vc.metadata.name, vc.metadata.uid);
+  return renderPlaced(names, resolved, childLabels(vc, resolved));
+}
+
+function renderPlaced(
+  names: ChildNames,
+  resolved: ResolvedPlacement,
+  labels: Record<string, string>,
+): PlacedChildren {
+  return {
+    cluster: renderK3kCluster(names, resolved, labels),
+    quota: renderResourceQuota(names, resolved, labels),
+    limitRange: renderLimitRange(names, resolved, labels),
+    service: renderApiService(names, resolved, labels),
+  };
+}
+
 /** The labels of every child; a value that is not a valid label value is left out. */
 export function childLabels(
-  vc: VirtualCluster,
+  vc: Pick<VirtualCluster, 'metadata'>,
   resolved: ResolvedPlacement,
 ): Record<string, string> {
   const labels: Record<string, string> = { [CHILD_LABELS.managedBy]: MANAGED_BY };
@@ -113,7 +149,7 @@ function meta(name: string, resolved: ResolvedPlacement, labels: Record<string, 
 }
 
 /** The k3k Cluster: shared mode on the profile's Nodes, etcd on the class's storage class. */
-export function renderK3kCluster(
+function renderK3kCluster(
   names: ChildNames,
   resolved: ResolvedPlacement,
   labels: Record<string, string>,
@@ -166,7 +202,7 @@ export function quotaHard(resolved: ResolvedPlacement): Record<string, string> {
   return hard;
 }
 
-export function renderResourceQuota(
+function renderResourceQuota(
   names: ChildNames,
   resolved: ResolvedPlacement,
   labels: Record<string, string>,
@@ -180,7 +216,7 @@ export function renderResourceQuota(
 }
 
 /** Default requests always; a default limit for cpu/memory only when the class limits it. */
-export function renderLimitRange(
+function renderLimitRange(
   names: ChildNames,
   resolved: ResolvedPlacement,
   labels: Record<string, string>,
@@ -209,7 +245,7 @@ export function renderLimitRange(
 }
 
 /** A NodePort Service on k3k's server pods; the apiserver allocates the port. */
-export function renderApiService(
+function renderApiService(
   names: ChildNames,
   resolved: ResolvedPlacement,
   labels: Record<string, string>,
