@@ -103,6 +103,21 @@ function judgeAge(report: CellReport, now: Date, cluster: string): AgentReportRe
   };
 }
 
+/**
+ * The instant a fresh report becomes outdated: its observedAt + REPORT_MAX_AGE_SECONDS (a sync at
+ * that very millisecond still counts it fresh and asks again a second later); undefined for any
+ * other reading. The
+ * Cell asks for a sync then, so an agent that stops reporting is seen on time without any event
+ * or periodic resync. While the agent reports, its heartbeat (every HEARTBEAT_SECONDS) moves the
+ * instant on before it is reached, and the Cell asks for the earliest of what it waits for: the
+ * lease's expiry and the status heartbeat are never more than HEARTBEAT_SECONDS away, so this
+ * instant is rarely the one asked.
+ */
+export function reportOutdatedAt(reading: AgentReportReading): Date | undefined {
+  if (reading.state !== 'fresh') return undefined;
+  return new Date(Date.parse(reading.report.observedAt) + REPORT_MAX_AGE_SECONDS * 1000);
+}
+
 /** The parts of CellAssessment a Local Cell computes from hub objects. */
 export type ClusterParts = Pick<
   CellAssessment,

@@ -23,9 +23,14 @@ export interface CellControllerConfig {
   topolvmNodeDaemonSet: NamespacedName;
   /**
    * Longest a Cell goes without a sync: metacontroller/cell.yaml's resyncPeriodSeconds, which
-   * must be the same. A sync rewrites the status only when something in it changed, or when the
-   * heartbeat (publication.ts, every 300 s) falls due; a heartbeat due sooner than this asks for
-   * its own sync (resyncAfterSeconds).
+   * must be the same: 1800 s, a safety net only (issue 25; it was 60 s). Each sync asks for the
+   * next one (resyncAfterSeconds) when something judged against the clock falls due: the status
+   * heartbeat (publication.ts, 300 s after the last write) or the end of a hold, the lease's
+   * expiry (liveness.ts, never sooner than 60 s while renewals arrive on time) and a remote
+   * Cell's agent report age limit (agent-report.ts). Every sync asks for one at most 300 s
+   * away, so this period brings a sync only if Metacontroller lost what was asked. 1800 s is
+   * Metacontroller's default --cache-flush-interval, whose resync reaches every parent anyway
+   * (v4.17.2 pkg/dynamic/informer/informer.go), so it starts no timer of its own.
    */
   resyncSeconds: number;
 }
@@ -43,7 +48,7 @@ export const DEFAULT_CELL_CONFIG: CellControllerConfig = {
   k3kCRDs: ['clusters.k3k.io', 'virtualclusterpolicies.k3k.io'],
   cniDaemonSet: splitNamespacedName(CELL_DEFAULTS.KUBECELL_CNI_DAEMONSET),
   topolvmNodeDaemonSet: splitNamespacedName(CELL_DEFAULTS.KUBECELL_TOPOLVM_DAEMONSET),
-  resyncSeconds: 60,
+  resyncSeconds: 1800,
 };
 
 /** Reads overrides from the environment; throws a ConfigError naming every bad variable. */

@@ -3,6 +3,7 @@ import type { Cell, CellStatus } from '../generated/types/index.js';
 import { TYPE_KEYS } from '../kube/objects.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { DEFAULT_CELL_CONFIG } from './config.js';
+import { LEASE_WATCH_MIN_SECONDS } from './liveness.js';
 import { syncCell } from './sync.js';
 import {
   NOW,
@@ -212,21 +213,69 @@ describe('Cell liveness (from the Lease managed-cluster-lease; OCM’s verdict a
     expect(conditionOf(expired, 'LeaseFresh')?.reason).to.equal('LeaseStale');
   });
 
-  it('asks for no expiry sync while renewals arrive on time: the resync period finds one overdue', () => {
-    // Renewed 10 s before NOW with a 10-s lease: on time (OCM renews every 10–12.5 s).
+  it('while renewals arrive on time, asks for the expiry, but at a short lease no sooner than a minute', () => {
+    // Renewed 10 s before NOW with a 10-s lease: on time (OCM renews every 10–12.5 s). The expiry
+    // is 40 s away; the Cell looks once a minute, as the 60-s resync period did.
     const onTime = hub(lease(10), clusterWithLease(10));
     const renewed = syncCell(syncRequest(cell(), relatedOf(onTime)), DEFAULT_CELL_CONFIG, NOW);
-    expect(renewed).not.to.have.property('resyncAfterSeconds');
-    // The resync period's sync 60 s later finds the renewal overdue, and the lease already stale.
+    expect(renewed.resyncAfterSeconds).to.equal(LEASE_WATCH_MIN_SECONDS);
+    // That sync, with no renewal since, finds the lease stale.
     const later = statusOf(fedBack(renewed.status as CellStatus), onTime, [], at(60));
     expect(conditionOf(later, 'LeaseFresh')?.reason).to.equal('LeaseStale');
-    // One just past two durations asks for the expiry: 50 s after the renewal.
+    // One just past two durations asks for the expiry itself: 50 s after the renewal.
     const overdue = syncCell(
       syncRequest(fedBack(renewed.status as CellStatus), relatedOf(onTime)),
       DEFAULT_CELL_CONFIG,
       at(10),
     );
     expect(overdue.resyncAfterSeconds).to.equal(30);
+    // At OCM's default 60-s lease, renewed 10 s ago: the expiry itself, 290 s away.
+    const defaultLease = syncCell(
+      syncRequest(cell(), relatedOf(hub(lease(10), clusterWithLease(60)))),
+      DEFAULT_CELL_CONFIG,
+      NOW,
+    );
+    expect(defaultLease.resyncAfterSeconds).to.equal(290);
+  });
+
+  it('costs an idle Cell at most one sync a minute beside its renewals, and one per expiry period at OCM’s default lease', () => {
+    // Metacontroller's delaying queue keeps the earliest instant asked of a Cell and fires it
+    // whatever came between (client-go util/workqueue/delaying_queue.go): the syncs it fires are
+    // the Cell's cost beside its renewals. OCM renews every duration plus up to 25 % jitter.
+    const timerSyncsPerMinute = (duration: number): number => {
+      const renewals = [0];
+      for (let i = 1; i < 60; i++)
+        renewals.push((renewals.at(-1) as number) + duration * (1 + (i % 6) * 0.05));
+      const end = renewals.at(-1) as number;
+      let status: CellStatus | undefined;
+      let waiting = Infinity;
+      let fired = 0;
+      const sync = (seconds: number, renewedAt: number) => {
+        const objects = hub(lease(-renewedAt), clusterWithLease(duration));
+        const answer = syncCell(
+          syncRequest(status ? fedBack(status) : cell(), relatedOf(objects)),
+          DEFAULT_CELL_CONFIG,
+          at(seconds),
+        );
+        status = answer.status as CellStatus;
+        const asked = seconds + (answer.resyncAfterSeconds ?? Infinity);
+        waiting = Math.min(waiting, asked);
+      };
+      renewals.forEach((renewedAt, i) => {
+        sync(renewedAt + 0.2, renewedAt);
+        const next = renewals[i + 1] ?? end;
+        while (waiting < next) {
+          const due = waiting;
+          waiting = Infinity;
+          fired++;
+          sync(due, renewedAt);
+        }
+      });
+      return fired / (end / 60);
+    };
+    // The 60-s resync period cost 1 a minute at any lease.
+    expect(timerSyncsPerMinute(10), '10-s lease').to.be.at.most(1);
+    expect(timerSyncsPerMinute(60), '60-s lease').to.be.at.most(60 / 225);
   });
 
   it('is Ready again once the Lease is renewed', () => {

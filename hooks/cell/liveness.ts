@@ -22,6 +22,16 @@ export const LEASE_GRACE_DURATIONS = 5;
  */
 export const RENEWAL_OVERDUE_DURATIONS = 2;
 
+/**
+ * While renewals arrive on time, the Cell asks to be synced again at the lease's expiry but never
+ * sooner than this. Each instant asked costs a sync whatever happens meanwhile (Metacontroller
+ * v4.17.2 `enqueueParentObjectAfter` → client-go v0.36.3 util/workqueue/delaying_queue.go, which
+ * keeps the earliest readyAt of a key), so below a 20-s lease, whose expiry is less than a minute
+ * after an on-time renewal, the Cell looks once a minute, as the 60-s resync period did before
+ * issue 25: staleness is seen no later than then. From a 20-s lease on, the expiry itself.
+ */
+export const LEASE_WATCH_MIN_SECONDS = 60;
+
 /** Why the lease is judged as it is; each value is the LeaseFresh condition's reason. */
 export type LeaseVerdict =
   'LeaseRenewed' | 'LeaseStale' | 'LeaseUpdateStopped' | 'LeaseMissing' | 'LeaseNotObserved';
@@ -34,13 +44,14 @@ export interface Liveness {
   observed: 'absent' | 'notAccepted' | 'notJoined' | 'joined';
   lease: LeaseVerdict;
   /**
-   * When a fresh lease whose renewal is overdue goes stale unless renewed: the Cell asks for a
-   * sync at that instant. Unset while renewals arrive on time: a timer asked on every renewal
-   * would fire once per grace period whatever the renewals do (Metacontroller's delaying queue
-   * keeps the earliest), and the Cell's resync period brings the sync that finds a renewal
-   * overdue.
+   * When the Cell looks at a fresh lease again: the instant it goes stale unless renewed, asked of
+   * Metacontroller as a resync, so a lease that stops being renewed is noticed without any event.
+   * While renewals arrive on time, no sooner than LEASE_WATCH_MIN_SECONDS from now; once a
+   * renewal is overdue, the expiry itself. Each renewal moves it later, never earlier, so the
+   * instant Metacontroller's delaying queue keeps (the earliest) fires about once per expiry
+   * period (4 to 5 lease durations from a 20-s lease on; once a minute below), not per renewal.
    */
-  expiryWatch?: Date;
+  lookAgainAt?: Date;
 }
 
 /** What a Cell observed of its cluster's liveness: the ManagedCluster and its Lease. */
@@ -152,6 +163,12 @@ export function assessLiveness(
     observed: observedState(cluster, joined),
     replaced: recordedUid !== undefined && observedUid !== undefined && recordedUid !== observedUid,
     lease: lease.verdict,
-    ...(lease.expiresAt && lease.overdue ? { expiryWatch: lease.expiresAt } : {}),
+    ...(lease.expiresAt ? { lookAgainAt: lookAgainAt(lease.expiresAt, lease.overdue, now) } : {}),
   };
+}
+
+/** Liveness.lookAgainAt: the expiry, no sooner than LEASE_WATCH_MIN_SECONDS while on time. */
+function lookAgainAt(expiresAt: Date, overdue: boolean | undefined, now: Date): Date {
+  if (overdue) return expiresAt;
+  return new Date(Math.max(expiresAt.getTime(), now.getTime() + LEASE_WATCH_MIN_SECONDS * 1000));
 }

@@ -155,7 +155,7 @@ describe('Cell status publication: heartbeat, pod-request hold, lease expiry', (
     expect(publish(undefined, next, NOW).status.observedAt).to.equal('2026-11-30T12:00:00Z');
   });
 
-  it('asks for a sync when the heartbeat or the lease expiry falls due before the resync (60 s)', () => {
+  it('asks for a sync when the heartbeat or the lease expiry falls due, whichever is first', () => {
     const sync = (objects: KubernetesObject[], status: CellStatus | undefined, now: Date) =>
       syncCell(
         syncRequest(status ? fedBack(status) : cell(), relatedOf(objects)),
@@ -164,14 +164,15 @@ describe('Cell status publication: heartbeat, pod-request hold, lease expiry', (
       );
     // A 60-s lease renewed 10 s before NOW: stale at NOW + 290 s, before the heartbeat at 300 s.
     const first = sync(healthy(), undefined, NOW);
-    expect(first).not.to.have.property('resyncAfterSeconds');
+    expect(first.resyncAfterSeconds).to.equal(290);
     const status = first.status as CellStatus;
-    expect(sync(healthy(), status, at(200)), 'both 60 s or more away').not.to.have.property(
-      'resyncAfterSeconds',
-    );
     expect(sync(healthy(), status, at(250)).resyncAfterSeconds).to.equal(40);
     // A 120-s lease renewed at the same time is stale at NOW + 590 s: the heartbeat comes first.
     const quietStatus = sync(quiet(), undefined, NOW).status as CellStatus;
     expect(sync(quiet(), quietStatus, at(250)).resyncAfterSeconds).to.equal(50);
+    // Without a Lease only the heartbeat asks, long before the resync period (1800 s).
+    const noLease = healthy().filter((o) => o.kind !== 'Lease');
+    const unleased = sync(noLease, undefined, NOW);
+    expect(unleased.resyncAfterSeconds).to.equal(300);
   });
 });

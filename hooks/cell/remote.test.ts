@@ -192,6 +192,29 @@ describe('a Cell with delivery ManifestWork (its cluster is reported by the cell
     expect(old.storageInventory?.fresh).to.equal(false);
   });
 
+  it('asks for a sync at the instant its report goes outdated when nothing else falls due first, and is Degraded then', () => {
+    const reportedAt = (secondsAgo: number) => new Date(NOW.getTime() - secondsAgo * 1000);
+    const hub = live(agentWork(reportFrom(busyCluster(), reportedAt(500))));
+    // The lease (renewed 10 s ago, 60-s duration) expires in 290 s; the report 100 s from now.
+    const first = syncCell(syncRequest(remoteCell(), remoteRelatedOf(hub)), config, NOW);
+    expect((first.status as CellStatus).phase).to.equal('Ready');
+    expect(first.resyncAfterSeconds).to.equal(100);
+    const then = new Date(NOW.getTime() + 100_000 + 5);
+    const outdated = syncCell(
+      syncRequest({ ...remoteCell(), status: first.status as CellStatus }, remoteRelatedOf(hub)),
+      config,
+      then,
+    );
+    expect(conditionOf(outdated.status as CellStatus, 'InventoryFresh')?.reason).to.equal(
+      'AgentReportOutdated',
+    );
+    // A fresh report 10 s old: the lease's expiry (290 s) comes before its limit (590 s).
+    const fresh = live(agentWork(reportFrom(busyCluster(), reportedAt(10))));
+    expect(
+      syncCell(syncRequest(remoteCell(), remoteRelatedOf(fresh)), config, NOW).resyncAfterSeconds,
+    ).to.equal(290);
+  });
+
   it('does not change its status when only the report observedAt moves (no idle writes)', () => {
     const first = remoteStatus(live(agentWork(reportFrom(busyCluster()))));
     const later = new Date(NOW.getTime() + 120_000);

@@ -4,12 +4,13 @@
  * record (hooks/api/cell-liveness-record.ts) and the status marker (stale-copy.ts). For the same
  * request and the same `now` the answer is byte-identical; while nothing it reports changes the
  * status stays the same until the heartbeat falls due, and a change to pod requests alone waits
- * for the hold (publication.ts).
+ * for the hold (publication.ts). The answer asks for the next sync when something judged against
+ * the clock falls due (reportOn); the resync period is only a safety net (config.ts).
  */
 import { cellLivenessRecord } from '../api/cell-liveness-record.js';
 import type { Cell, CellStatus } from '../generated/types/index.js';
 import type { CompositeSyncRequest, CompositeSyncResponse } from '../metacontroller/protocol.js';
-import { readAgentReport } from './agent-report.js';
+import { readAgentReport, reportOutdatedAt } from './agent-report.js';
 import { assessCell } from './assess.js';
 import type { CellControllerConfig } from './config.js';
 import { publish } from './publication.js';
@@ -24,8 +25,8 @@ export function syncCell(
 ): CompositeSyncResponse {
   refuseStaleCopy(request.parent, request.children, now);
   const { status, resyncAfterSeconds } = reportOn(request, config, now);
-  // metacontroller/cell.yaml's resyncPeriodSeconds already syncs every Cell that often; a second
-  // timer would double the idle syncs. Only a heartbeat due sooner asks for its own.
+  // metacontroller/cell.yaml's resyncPeriodSeconds (30 minutes) is only the safety net: what the
+  // Cell judges against the clock asks for its own sync (reportOn), which is always sooner.
   const sooner = resyncAfterSeconds < config.resyncSeconds;
   return {
     status,
@@ -73,8 +74,12 @@ interface CellReport {
 
 /**
  * The steps both hooks take: observe → (a ManifestWork Cell: read its agent's report) → assess →
- * status → publish, and when to look again: the resync period, or sooner when the heartbeat, the
- * end of a hold or the lease's expiry falls due first.
+ * status → publish, and when to look again: the first instant a verdict judged against the clock
+ * may change (the status heartbeat or the end of a hold, the lease's expiry, the agent report's
+ * age limit), or the resync period if that came first. Metacontroller keeps the earliest instant
+ * asked of a Cell (client-go's delaying queue) and fires it whatever came between, so each of
+ * them is one that later syncs only move on: a renewal moves the lease's expiry, a report its age
+ * limit, a write the heartbeat.
  */
 function reportOn(
   request: CompositeSyncRequest<Cell>,
@@ -94,15 +99,19 @@ function reportOn(
     cellStatus(request.parent, assessment, now),
     now,
   );
-  // The lease is judged against the clock: once a renewal is overdue, look again at the instant it
-  // would expire, so a lease that stops being renewed is noticed without any event.
-  const { expiryWatch } = assessment.liveness;
-  const expiresIn = expiryWatch
-    ? Math.max(1, Math.ceil((expiryWatch.getTime() - now.getTime()) / 1000))
-    : Infinity;
+  const lookAgain = [assessment.liveness.lookAgainAt, agentReport && reportOutdatedAt(agentReport)];
   return {
     status,
-    resyncAfterSeconds: Math.min(config.resyncSeconds, dueInSeconds, expiresIn),
+    resyncAfterSeconds: Math.min(
+      config.resyncSeconds,
+      dueInSeconds,
+      ...lookAgain.map((at) => secondsUntil(at, now)),
+    ),
     ...(assessment.resolvedBy ? { resolvedBy: assessment.resolvedBy } : {}),
   };
+}
+
+/** Whole seconds from now until `at`, at least 1 (Infinity without one). */
+function secondsUntil(at: Date | undefined, now: Date): number {
+  return at ? Math.max(1, Math.ceil((at.getTime() - now.getTime()) / 1000)) : Infinity;
 }

@@ -192,8 +192,9 @@ describe('e2e: Cell status through Metacontroller (Lease liveness, per-Node deta
       await renewer?.stop();
       const lastRenewal = renewer?.renewedAt.get(world.managedCluster);
       if (!lastRenewal) throw new Error('the agent never renewed the lease');
-      // No event is needed: the Cell's 60-s resync period brings a sync that finds the lease
-      // stale, or finds the renewal overdue and asks for one at renewTime + 10 s.
+      // No event is needed: the sync the Cell asked for (a minute after the last renewal's, at
+      // this 2-s lease: LEASE_WATCH_MIN_SECONDS) finds the lease stale, or finds the renewal
+      // overdue and asks for one at renewTime + 10 s.
       const degraded = await eventuallyPhase(
         stack,
         CELL,
