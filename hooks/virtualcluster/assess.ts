@@ -10,10 +10,9 @@
  *   (NamespaceOccupied), or, once resolved, another Cell under the resolved name (CellReplaced)
  *   or the Cell's ManagedCluster replaced (ManagedClusterReplaced).
  * - the resolved Cell's liveness (status.ts `assessCell`, the CellLive condition);
- * - what Ready waits for among the children: the allocated NodePort, the published kubeconfig
- *   and the quota in force; on a `delivery: ManifestWork` Cell, the NodePort fed back through
- *   the VirtualCluster's ManifestWork and the kubeconfig fed back sealed (remote.ts), whose
- *   quota the hub does not see.
+ * - the placement of the children, chosen once (placement.ts): applied on the hub
+ *   (local-placement.ts) or carried by the VirtualCluster's ManifestWork on a `delivery:
+ *   ManifestWork` Cell (work-placement.ts); each knows what Ready waits for among them.
  */
 import type {
   Condition,
@@ -26,10 +25,10 @@ import { isJsonObject } from '../json/json.js';
 import { isEndpointAddress } from '../kube/addresses.js';
 import { findCondition } from '../status/conditions.js';
 import type { VirtualClusterConfig } from './config.js';
-import { endpointUrl } from './kubeconfig.js';
+import { localPlacement } from './local-placement.js';
 import type { PriorStatus, VirtualClusterObservation } from './observe.js';
+import type { Placement } from './placement.js';
 import { REASONS, STICKY_FAILURES } from './reasons.js';
-import { allocatedNodePort, secretPointsAt } from './render.js';
 import {
   olderNeighbours,
   resolvedIsUsable,
@@ -39,23 +38,11 @@ import {
 } from './resolve.js';
 import { assessCell, type CellLiveness } from './cell-liveness.js';
 import { deliveredByWork } from './manifestwork.js';
-import { assessRemote, type RemoteState } from './remote.js';
+import { workPlacement } from './work-placement.js';
 
 export interface Failure {
   reason: string;
   message: string;
-}
-
-/** The state of the children that Ready waits for. */
-export interface ChildrenState {
-  /** The NodePort allocated to the API Service; only once resolved. */
-  port?: number;
-  /** `https://<endpoint address>:<port>`, once both are known. */
-  url?: string;
-  /** The kubeconfig Secret points at `url`. */
-  published: boolean;
-  /** The ResourceQuota reports a non-empty `status.hard` (not seen on a ManifestWork Cell). */
-  quotaInPlace: boolean;
 }
 
 export interface Assessment {
@@ -71,9 +58,8 @@ export interface Assessment {
   evaluation?: FeasibilityResult;
   failure?: Failure;
   cell: CellLiveness;
-  children: ChildrenState;
-  /** What the ManifestWork says, when `resolved` delivers the children through one. */
-  remote?: RemoteState;
+  /** Where the children go, and what Ready waits for among them. */
+  placement: Placement;
 }
 
 export function assessVirtualCluster(
@@ -100,30 +86,20 @@ export function assessVirtualCluster(
     unresolved: unresolvedBecause(resolution, failure),
     failure: failure ?? cellFailure(resolved, cell),
     cell,
-    ...assessDelivery(vc, resolved, observation, config),
+    placement: placementOf(vc, resolved, observation, config),
   };
 }
 
-/** The children's state: observed on the hub, or reported by the ManifestWork. */
-function assessDelivery(
+/** On the hub, or through the VirtualCluster's ManifestWork when the snapshot says so. */
+function placementOf(
   vc: VirtualCluster,
   resolved: ResolvedPlacement | undefined,
   observation: VirtualClusterObservation,
   config: Pick<VirtualClusterConfig, 'sealingKeys'>,
-): Pick<Assessment, 'children' | 'remote'> {
-  if (resolved === undefined || !deliveredByWork(resolved)) {
-    return { children: assessChildren(resolved, observation) };
-  }
-  const remote = assessRemote(vc, resolved, observation, config.sealingKeys);
-  const { port } = remote;
-  const url = port === undefined ? undefined : endpointUrl(resolved.endpointAddress, port);
-  const children: ChildrenState = {
-    ...(port === undefined ? {} : { port }),
-    ...(url === undefined ? {} : { url }),
-    published: url !== undefined && secretPointsAt(observation.children.secret, url),
-    quotaInPlace: false,
-  };
-  return { children, remote };
+): Placement {
+  return resolved !== undefined && deliveredByWork(resolved)
+    ? workPlacement(vc, resolved, observation, config.sealingKeys)
+    : localPlacement(vc, resolved, observation);
 }
 
 /** A Failed phase recorded by an earlier sync that must stay (its reason is sticky). */
@@ -189,23 +165,4 @@ function unresolvedBecause(
   if (resolution.resolved !== undefined) return undefined;
   if (failure !== undefined) return { why: 'failed', message: failure.message };
   return resolution.unresolved ?? { why: 'notEvaluated' };
-}
-
-/** The NodePort, the endpoint URL, whether the kubeconfig points at it, the quota in force. */
-export function assessChildren(
-  resolved: ResolvedPlacement | undefined,
-  observation: VirtualClusterObservation,
-): ChildrenState {
-  const port = resolved === undefined ? undefined : allocatedNodePort(observation.children.service);
-  const url =
-    resolved !== undefined && port !== undefined
-      ? endpointUrl(resolved.endpointAddress, port)
-      : undefined;
-  const hard = observation.children.resourceQuota?.status?.hard;
-  return {
-    ...(port === undefined ? {} : { port }),
-    ...(url === undefined ? {} : { url }),
-    published: url !== undefined && secretPointsAt(observation.children.secret, url),
-    quotaInPlace: isJsonObject(hard) && Object.keys(hard).length > 0,
-  };
 }

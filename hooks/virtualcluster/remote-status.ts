@@ -15,11 +15,12 @@
 import { echo } from '../json/echo.js';
 import { SEALING_PREVIOUS_KEY_FILE_ENV } from '../remote/sealing-keys.js';
 import { verdict } from '../status/conditions.js';
-import type { ChildrenState } from './assess.js';
+import type { ChildrenState } from './placement.js';
 import type { VirtualClusterObservation } from './observe.js';
 import { REASONS } from './reasons.js';
 import type { RemoteState } from './remote.js';
-import type { Rendering, SecretPlan } from './render.js';
+import type { SecretPlan } from './kubeconfig-secret.js';
+import type { RenderedChildren } from './render.js';
 import {
   describeCondition,
   k3kReadyCondition,
@@ -59,7 +60,7 @@ function workProblem(remote: RemoteState): Words | undefined {
 
 export function remoteChildrenAppliedCondition(
   remote: RemoteState,
-  rendering: Extract<Rendering, { rendered: true }>,
+  rendering: RenderedChildren,
   observation: VirtualClusterObservation,
 ): Verdict {
   const problem = workProblem(remote);
@@ -88,7 +89,7 @@ export function remoteK3kReadyCondition(remote: RemoteState): Verdict {
 
 export function remoteKubeconfigPublishedCondition(
   remote: RemoteState,
-  rendering: Extract<Rendering, { rendered: true }>,
+  rendering: RenderedChildren,
   children: ChildrenState,
   observation: VirtualClusterObservation,
 ): Verdict {

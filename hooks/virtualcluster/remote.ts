@@ -41,7 +41,8 @@ import {
   type WorkRef,
 } from './manifestwork.js';
 import type { K3kCluster, SecretObject, VirtualClusterObservation } from './observe.js';
-import { childLabels, planSecret, type Rendering } from './render.js';
+import { planSecret } from './kubeconfig-secret.js';
+import { childLabels, type RenderedChildren } from './render.js';
 
 /** The kubeconfig fed back sealed: opened, not fed back yet, no key to open it, or unusable. */
 export type RemoteKubeconfig =
@@ -235,7 +236,7 @@ export function renderRemoteChildren(
   resolved: ResolvedPlacement,
   observation: Pick<VirtualClusterObservation, 'names' | 'children'>,
   remote: RemoteState,
-): Extract<Rendering, { rendered: true }> {
+): RenderedChildren {
   const source = remote.kubeconfig.state === 'unsealed' ? remote.kubeconfig.source : undefined;
   const secret = planSecret(
     observation.names,

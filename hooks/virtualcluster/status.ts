@@ -13,7 +13,8 @@ import type { Condition, FeasibilityCheck, ResolvedPlacement } from '../generate
 import { Decision } from '../feasibility/reasons.js';
 import { childKey, type KubernetesObject } from '../metacontroller/protocol.js';
 import { findCondition, verdict, type ConditionVerdict } from '../status/conditions.js';
-import type { Assessment, ChildrenState } from './assess.js';
+import type { Assessment } from './assess.js';
+import type { ChildrenState } from './placement.js';
 import { endpointUrl } from './kubeconfig.js';
 import type { ChildNames } from './names.js';
 import type { ObjectCondition } from '../kube/objects.js';
@@ -25,7 +26,8 @@ import {
   type VirtualClusterPhase,
 } from './reasons.js';
 import type { CellLiveness } from './cell-liveness.js';
-import type { Rendering, SecretPlan, SecretPlanWhy } from './render.js';
+import type { SecretPlan, SecretPlanWhy } from './kubeconfig-secret.js';
+import type { Rendering } from './render.js';
 import type { Unresolved } from './resolve.js';
 
 export type Verdict = ConditionVerdict & { type: VirtualClusterConditionType };

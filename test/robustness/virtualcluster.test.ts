@@ -21,7 +21,7 @@ import type {
   KubernetesObject,
 } from '../../hooks/metacontroller/protocol.js';
 import { kubeconfigServers } from '../../hooks/virtualcluster/kubeconfig.js';
-import { secretKubeconfig } from '../../hooks/virtualcluster/render.js';
+import { secretKubeconfig } from '../../hooks/virtualcluster/kubeconfig-secret.js';
 import {
   asObserved,
   cell,
