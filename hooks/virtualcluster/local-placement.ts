@@ -10,7 +10,7 @@ import { endpointUrl } from './kubeconfig.js';
 import type { VirtualClusterObservation } from './observe.js';
 import type { ChildrenState, Placement } from './placement.js';
 import { secretPointsAt } from './kubeconfig-secret.js';
-import { allocatedNodePort, renderVirtualCluster } from './render.js';
+import { renderVirtualCluster } from './render.js';
 import {
   childrenAppliedCondition,
   k3kReadyCondition,
@@ -42,7 +42,7 @@ function localChildren(
   resolved: ResolvedPlacement | undefined,
   observation: VirtualClusterObservation,
 ): ChildrenState {
-  const port = resolved === undefined ? undefined : allocatedNodePort(observation.children.service);
+  const port = resolved === undefined ? undefined : observation.children.nodePort;
   const url =
     resolved !== undefined && port !== undefined
       ? endpointUrl(resolved.endpointAddress, port)

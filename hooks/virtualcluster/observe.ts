@@ -22,6 +22,7 @@ import {
   type KubernetesObject,
   type ObjectMap,
 } from '../metacontroller/protocol.js';
+import { API_PORT_NAME } from './constants.js';
 import type { VirtualClusterConfig } from './config.js';
 import { specString } from './customize.js';
 import { virtualClusterWorkName } from '../remote/contract.js';
@@ -67,6 +68,8 @@ export interface ObservedChildren {
   resourceQuota?: ResourceQuota;
   limitRange?: KubernetesObject;
   service?: ServiceObject;
+  /** The NodePort the apiserver allocated to the API Service, when it is a port number. */
+  nodePort?: number;
   secret?: SecretObject;
   /** Every observed child, whatever its name, sorted by type then key. */
   all: KubernetesObject[];
@@ -243,14 +246,31 @@ function observeChildren(
     const found = findObject<T>(children, CHILD_TYPES[role], name, namespace);
     return found !== undefined && isJsonObject(found) ? found : undefined;
   };
+  const service = child<ServiceObject>('service', names.service);
+  const nodePort = allocatedNodePort(service);
   return {
     cluster: child<K3kCluster>('cluster', names.cluster),
     resourceQuota: child<ResourceQuota>('resourceQuota', names.resourceQuota),
     limitRange: child('limitRange', names.limitRange),
-    service: child<ServiceObject>('service', names.service),
+    service,
+    ...(nodePort === undefined ? {} : { nodePort }),
     secret: child<SecretObject>('secret', names.secret),
     all,
   };
+}
+
+/** The NodePort the apiserver allocated to the API Service, if any. */
+function allocatedNodePort(service: ServiceObject | undefined): number | undefined {
+  const ports = service?.spec?.ports;
+  if (!Array.isArray(ports)) return undefined;
+  const port = ports.find((p) => p?.name === API_PORT_NAME) ?? ports[0];
+  const nodePort = port?.nodePort;
+  return typeof nodePort === 'number' &&
+    Number.isInteger(nodePort) &&
+    nodePort > 0 &&
+    nodePort <= 65535
+    ? nodePort
+    : undefined;
 }
 
 /** The status the previous sync wrote, read defensively (the request is not validated). */

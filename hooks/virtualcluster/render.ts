@@ -36,7 +36,7 @@ import {
 } from './constants.js';
 import { planSecret, type SecretPlan } from './kubeconfig-secret.js';
 import { childNames, type ChildNames } from './names.js';
-import type { ServiceObject, VirtualClusterObservation } from './observe.js';
+import type { VirtualClusterObservation } from './observe.js';
 
 /**
  * The children a sync returns: rendered from the snapshot, with the plan for the kubeconfig
@@ -64,7 +64,7 @@ export function renderVirtualCluster(
     names,
     resolved,
     labels,
-    allocatedNodePort(observation.children.service),
+    observation.children.nodePort,
     observation.k3kKubeconfig,
     observation.children,
   );
@@ -260,18 +260,4 @@ function renderApiService(
       ],
     },
   } as KubernetesObject;
-}
-
-/** The NodePort the apiserver allocated to the API Service, if any. */
-export function allocatedNodePort(service: ServiceObject | undefined): number | undefined {
-  const ports = service?.spec?.ports;
-  if (!Array.isArray(ports)) return undefined;
-  const port = ports.find((p) => p?.name === API_PORT_NAME) ?? ports[0];
-  const nodePort = port?.nodePort;
-  return typeof nodePort === 'number' &&
-    Number.isInteger(nodePort) &&
-    nodePort > 0 &&
-    nodePort <= 65535
-    ? nodePort
-    : undefined;
 }
