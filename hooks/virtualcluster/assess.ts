@@ -37,7 +37,7 @@ import {
   type Unresolved,
 } from './resolve.js';
 import { assessCell, type CellLiveness } from './cell-liveness.js';
-import { deliveredByWork } from './manifestwork.js';
+import { deliveredByWork } from './work-ref.js';
 import { workPlacement } from './work-placement.js';
 
 export interface Failure {

@@ -14,7 +14,7 @@
 import type { TypedObjectReference, VirtualCluster } from '../generated/types/index.js';
 import { compareStrings } from '../feasibility/resources.js';
 import { ANNOTATIONS } from '../kube/labels.js';
-import { workReference, type WorkRef } from './manifestwork.js';
+import { workReference, type WorkRef } from './work-ref.js';
 import type { ObservedChildren } from './observe.js';
 
 /** Most entries `status.cleanup` may hold (its maxItems). */

@@ -50,7 +50,7 @@ import type {
 import { placementRelatedResources } from '../feasibility/related.js';
 import { virtualClusterWorkName } from '../remote/contract.js';
 import { MANIFEST_WORK_API_VERSION, MANIFEST_WORK_RESOURCE } from '../remote/feedback.js';
-import { snapshotWorkRef } from './manifestwork.js';
+import { snapshotWorkRef } from './work-ref.js';
 import { k3kKubeconfigSecretName } from './names.js';
 
 export function virtualClusterRelatedResources(

@@ -28,7 +28,7 @@ import { specString } from './customize.js';
 import { virtualClusterWorkName } from '../remote/contract.js';
 import type { WorkCleanup } from './cleanup.js';
 import { MANIFEST_WORK_TYPE_KEY } from '../remote/feedback.js';
-import { findWork, snapshotWorkRef, type ManifestWork } from './manifestwork.js';
+import { findWork, snapshotWorkRef, type ManifestWork } from './work-ref.js';
 import { childNames, k3kKubeconfigSecretName, type ChildNames } from './names.js';
 
 /** Outer keys of the children map, in the order children are rendered and reported. */
@@ -96,7 +96,7 @@ export interface VirtualClusterObservation {
   /** k3k's admin kubeconfig Secret `k3k-<name>-kubeconfig`, when it exists. */
   k3kKubeconfig?: SecretObject;
   /**
-   * The ManifestWorks named `kubecell-vc-<uid>`, in any namespace (manifestwork.ts picks the one
+   * The ManifestWorks named `kubecell-vc-<uid>`, in any namespace (work-ref.ts picks the one
    * of the resolved ManagedCluster); undefined when ManifestWorks were not observed.
    */
   works?: ManifestWork[];

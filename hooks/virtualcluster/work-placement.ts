@@ -1,7 +1,7 @@
 /**
  * A VirtualCluster on a `delivery: ManifestWork` Cell (placement.ts): kubecell-delivery carries
  * its children in its ManifestWork, and what Ready waits for comes from the work as OCM's work
- * agent reports it (remote.ts): the NodePort fed back and the kubeconfig fed back sealed. The
+ * agent reports it (work-feedback.ts): the NodePort fed back and the kubeconfig fed back sealed. The
  * hub renders the kubeconfig Secret alone; the quota is on the managed cluster, which the hub
  * does not see.
  */
@@ -10,14 +10,14 @@ import type { SealingKeys } from '../remote/sealing-keys.js';
 import { endpointUrl } from './kubeconfig.js';
 import type { VirtualClusterObservation } from './observe.js';
 import type { ChildrenState, Placement } from './placement.js';
-import { assessRemote, renderRemoteChildren } from './remote.js';
+import { readWork, renderWorkChildren } from './work-feedback.js';
 import {
-  remoteChildrenAppliedCondition,
-  remoteK3kReadyCondition,
-  remoteKubeconfigPublishedCondition,
-  remoteMissingForReady,
-  remoteReadyMessage,
-} from './remote-status.js';
+  workChildrenAppliedCondition,
+  workK3kReadyCondition,
+  workKubeconfigPublishedCondition,
+  workMissingForReady,
+  workReadyMessage,
+} from './work-conditions.js';
 import { secretPointsAt } from './kubeconfig-secret.js';
 import type { RenderedChildren } from './render.js';
 
@@ -27,8 +27,8 @@ export function workPlacement(
   observation: VirtualClusterObservation,
   sealingKeys: SealingKeys | undefined,
 ): Placement<RenderedChildren> {
-  const remote = assessRemote(vc, resolved, observation, sealingKeys);
-  const { port } = remote;
+  const workState = readWork(vc, resolved, observation, sealingKeys);
+  const { port } = workState;
   const url = port === undefined ? undefined : endpointUrl(resolved.endpointAddress, port);
   const children: ChildrenState = {
     ...(port === undefined ? {} : { port }),
@@ -38,19 +38,19 @@ export function workPlacement(
   };
   return {
     children,
-    render: () => renderRemoteChildren(vc, resolved, observation, remote),
+    render: () => renderWorkChildren(vc, resolved, observation, workState),
     conditions(rendering) {
-      const applied = remoteChildrenAppliedCondition(remote, rendering, observation);
-      const k3k = remoteK3kReadyCondition(remote);
-      const kubeconfig = remoteKubeconfigPublishedCondition(
-        remote,
+      const applied = workChildrenAppliedCondition(workState, rendering, observation);
+      const k3k = workK3kReadyCondition(workState);
+      const kubeconfig = workKubeconfigPublishedCondition(
+        workState,
         rendering,
         children,
         observation,
       );
       const verdicts = { applied, k3k, kubeconfig };
-      const missing = remoteMissingForReady(remote, verdicts, children, observation.names.service);
-      return { ...verdicts, missing, readyMessage: remoteReadyMessage(remote, children.url) };
+      const missing = workMissingForReady(workState, verdicts, children, observation.names.service);
+      return { ...verdicts, missing, readyMessage: workReadyMessage(workState, children.url) };
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * The ChildrenApplied, K3kReady and KubeconfigPublished conditions of a VirtualCluster on a
- * `delivery: ManifestWork` Cell, and what its Ready waits for, from its ManifestWork (remote.ts).
+ * `delivery: ManifestWork` Cell, and what its Ready waits for, from its ManifestWork (work-feedback.ts).
  * The other conditions and the phase are the local ones (status.ts).
  *
  * - ChildrenApplied: the work exists and OCM's work agent reports it `Applied`, and the
@@ -18,7 +18,7 @@ import { verdict } from '../status/conditions.js';
 import type { ChildrenState } from './placement.js';
 import type { VirtualClusterObservation } from './observe.js';
 import { REASONS } from './reasons.js';
-import type { RemoteState } from './remote.js';
+import type { WorkState } from './work-feedback.js';
 import type { SecretPlan } from './kubeconfig-secret.js';
 import type { RenderedChildren } from './render.js';
 import {
@@ -32,13 +32,13 @@ import {
 type Words = [status: Verdict['status'], reason: string, message: string];
 
 /** Why the work is not known to be there; undefined when it is. */
-function workMissing(remote: RemoteState): Words | undefined {
-  const { namespace, name } = remote.ref;
-  if (!remote.observed) {
+function workMissing(workState: WorkState): Words | undefined {
+  const { namespace, name } = workState.ref;
+  if (!workState.observed) {
     const message = `ManifestWorks were not observed (no ManifestWork group in the request); ManifestWork ${name} in namespace ${namespace} is read on the next sync.`;
     return ['Unknown', REASONS.WorkNotObserved, message];
   }
-  if (remote.work === undefined) {
+  if (workState.work === undefined) {
     const message = `ManifestWork ${name} does not exist in namespace ${namespace} yet: the kubecell-delivery controller writes it for ManagedCluster ${namespace}.`;
     return ['False', REASONS.WorkNotFound, message];
   }
@@ -46,11 +46,11 @@ function workMissing(remote: RemoteState): Words | undefined {
 }
 
 /** Why the work is not there or not applied; undefined when OCM's work agent applied it. */
-function workProblem(remote: RemoteState): Words | undefined {
-  const missing = workMissing(remote);
-  if (missing !== undefined || remote.applied?.status === 'True') return missing;
-  const { namespace, name } = remote.ref;
-  const state = describeCondition('Applied', remote.applied, (text) => echo(text));
+function workProblem(workState: WorkState): Words | undefined {
+  const missing = workMissing(workState);
+  if (missing !== undefined || workState.applied?.status === 'True') return missing;
+  const { namespace, name } = workState.ref;
+  const state = describeCondition('Applied', workState.applied, (text) => echo(text));
   return [
     'False',
     REASONS.WorkNotApplied,
@@ -58,19 +58,19 @@ function workProblem(remote: RemoteState): Words | undefined {
   ];
 }
 
-export function remoteChildrenAppliedCondition(
-  remote: RemoteState,
+export function workChildrenAppliedCondition(
+  workState: WorkState,
   rendering: RenderedChildren,
   observation: VirtualClusterObservation,
 ): Verdict {
-  const problem = workProblem(remote);
+  const problem = workProblem(workState);
   if (problem !== undefined) return verdict('ChildrenApplied', ...problem);
   const missing = missingChildren(rendering.children, observation.children.all);
   if (missing.length > 0) {
     const message = `children to be applied: ${listedChildren(missing)}`;
     return verdict('ChildrenApplied', 'False', REASONS.ChildrenPending, message);
   }
-  const { namespace, name } = remote.ref;
+  const { namespace, name } = workState.ref;
   const onHub =
     rendering.children.length === 0 ? '' : `; on the hub: ${listedChildren(rendering.children)}`;
   const message = `ManifestWork ${name} is applied on ManagedCluster ${namespace}${onHub}.`;
@@ -81,24 +81,24 @@ export function remoteChildrenAppliedCondition(
  * k3k's own word on its Cluster, fed back through the work, read exactly as a local Cluster's
  * (status.ts `k3kReadyCondition`): no Cluster while the work agent does not report it existing.
  */
-export function remoteK3kReadyCondition(remote: RemoteState): Verdict {
-  const missing = workMissing(remote);
+export function workK3kReadyCondition(workState: WorkState): Verdict {
+  const missing = workMissing(workState);
   if (missing !== undefined) return verdict('K3kReady', ...missing);
-  return k3kReadyCondition(remote.cluster, true);
+  return k3kReadyCondition(workState.cluster, true);
 }
 
-export function remoteKubeconfigPublishedCondition(
-  remote: RemoteState,
+export function workKubeconfigPublishedCondition(
+  workState: WorkState,
   rendering: RenderedChildren,
   children: ChildrenState,
   observation: VirtualClusterObservation,
 ): Verdict {
   const published = (words: Words) => verdict('KubeconfigPublished', ...words);
   const { names } = observation;
-  const { name } = remote.ref;
+  const { name } = workState.ref;
   if (children.published && children.url !== undefined) {
     const message = `Secret ${names.secret} (key kubeconfig.yaml) points at ${children.url}.`;
-    return published(['True', REASONS.KubeconfigPublished, message + rotationNote(remote)]);
+    return published(['True', REASONS.KubeconfigPublished, message + rotationNote(workState)]);
   }
   if (children.port === undefined) {
     const message = `ManifestWork ${name} has not fed back the NodePort of Service ${names.service} yet (feedback nodePort).`;
@@ -108,15 +108,15 @@ export function remoteKubeconfigPublishedCondition(
       message + kept(rendering.secret, names.secret),
     ]);
   }
-  return published(kubeconfigWords(remote, rendering.secret, observation));
+  return published(kubeconfigWords(workState, rendering.secret, observation));
 }
 
 /**
  * During a rotation of the hub's sealing key, whether this kubeconfig still comes sealed for the
  * previous key: the rotation is over once no VirtualCluster says so.
  */
-function rotationNote(remote: RemoteState): string {
-  const { kubeconfig } = remote;
+function rotationNote(workState: WorkState): string {
+  const { kubeconfig } = workState;
   return kubeconfig.state === 'unsealed' && kubeconfig.hubKey === 'previous'
     ? ` The cell agent sealed it for the previous sealing key (${SEALING_PREVIOUS_KEY_FILE_ENV}); it seals it for the current one once it has that public key.`
     : '';
@@ -124,20 +124,20 @@ function rotationNote(remote: RemoteState): string {
 
 /** Why the kubeconfig is not published yet, once the NodePort is known. */
 function kubeconfigWords(
-  remote: RemoteState,
+  workState: WorkState,
   plan: SecretPlan,
   observation: VirtualClusterObservation,
 ): Words {
-  const { name } = remote.ref;
+  const { name } = workState.ref;
   const secret = observation.names.secret;
   const after = kept(plan, secret);
-  const { kubeconfig } = remote;
+  const { kubeconfig } = workState;
   switch (kubeconfig.state) {
     case 'absent':
       return [
         'False',
         REASONS.WaitingForSealedKubeconfig,
-        `ManifestWork ${name} has not fed back the sealed kubeconfig of ConfigMap ${remote.sealedConfigMap} yet (feedback sealedKubeconfig).${after}`,
+        `ManifestWork ${name} has not fed back the sealed kubeconfig of ConfigMap ${workState.sealedConfigMap} yet (feedback sealedKubeconfig).${after}`,
       ];
     case 'noKey':
       return [
@@ -152,18 +152,18 @@ function kubeconfigWords(
         `The sealed kubeconfig ManifestWork ${name} fed back cannot be opened: ${kubeconfig.problem}.${after}`,
       ];
     case 'unsealed':
-      return unsealedWords(remote, plan, observation);
+      return unsealedWords(workState, plan, observation);
   }
 }
 
 /** The kubeconfig was opened: refused by the allowlist, or its Secret is on its way. */
 function unsealedWords(
-  remote: RemoteState,
+  workState: WorkState,
   plan: SecretPlan,
   observation: VirtualClusterObservation,
 ): Words {
   const secret = observation.names.secret;
-  const source = `k3k's kubeconfig fed back sealed through ConfigMap ${remote.sealedConfigMap}`;
+  const source = `k3k's kubeconfig fed back sealed through ConfigMap ${workState.sealedConfigMap}`;
   if (plan.kind !== 'render') {
     const rejected = plan.why === 'k3kRejected';
     return [
@@ -189,13 +189,13 @@ function kept(plan: SecretPlan, secret: string): string {
 }
 
 /** What Ready still waits for on a ManifestWork Cell, in words; empty when nothing. */
-export function remoteMissingForReady(
-  remote: RemoteState,
+export function workMissingForReady(
+  workState: WorkState,
   conditions: { applied: Verdict; k3k: Verdict; kubeconfig: Verdict },
   children: ChildrenState,
   service: string,
 ): string[] {
-  const { namespace, name } = remote.ref;
+  const { namespace, name } = workState.ref;
   const { applied, k3k, kubeconfig } = conditions;
   const missing: string[] = [];
   if (applied.status !== 'True') {
@@ -214,7 +214,7 @@ export function remoteMissingForReady(
 }
 
 /** Ready's message on a ManifestWork Cell once nothing is missing. */
-export function remoteReadyMessage(remote: RemoteState, url: string | undefined): string {
-  const { namespace, name } = remote.ref;
+export function workReadyMessage(workState: WorkState, url: string | undefined): string {
+  const { namespace, name } = workState.ref;
   return `ManifestWork ${name} is applied on ManagedCluster ${namespace}, k3k reports the Cluster ready, and its kubeconfig came back sealed and is published for ${url ?? ''}.`;
 }

@@ -1,6 +1,6 @@
 /**
  * What a sync of a VirtualCluster on a `delivery: ManifestWork` Cell learns from its
- * ManifestWork (manifestwork.ts): whether OCM's work agent applied it, k3k's status of the
+ * ManifestWork (work-ref.ts): whether OCM's work agent applied it, k3k's status of the
  * Cluster (feedback `k3kPhase` and `k3kReady*`, Strings), the NodePort of the API Service
  * (feedback `nodePort`, Integer) and k3k's admin kubeconfig as the KubeCell cell agent sealed it
  * for this VirtualCluster's UID (feedback `sealedKubeconfig`, String, of the ConfigMap
@@ -33,25 +33,19 @@ import {
   manifestCondition,
   type FeedbackValue,
 } from '../remote/feedback.js';
-import {
-  findWork,
-  workCondition,
-  workRef,
-  type ManifestWork,
-  type WorkRef,
-} from './manifestwork.js';
+import { findWork, workCondition, workRef, type ManifestWork, type WorkRef } from './work-ref.js';
 import type { K3kCluster, SecretObject, VirtualClusterObservation } from './observe.js';
 import { planSecret } from './kubeconfig-secret.js';
 import { childLabels, type RenderedChildren } from './render.js';
 
 /** The kubeconfig fed back sealed: opened, not fed back yet, no key to open it, or unusable. */
-export type RemoteKubeconfig =
+export type FedBackKubeconfig =
   | { state: 'unsealed'; source: SecretObject; hubKey: 'current' | 'previous' }
   | { state: 'absent' }
   | { state: 'noKey' }
   | { state: 'invalid'; problem: string };
 
-export interface RemoteState {
+export interface WorkState {
   /** The work's namespace (the ManagedCluster's) and name (`kubecell-vc-<uid>`). */
   ref: WorkRef;
   /** ManifestWorks were in the request (customize relates them); false: not observed. */
@@ -67,7 +61,7 @@ export interface RemoteState {
   cluster?: K3kCluster;
   /** The ConfigMap (in the host namespace on the managed cluster) whose `data.sealed` is fed back. */
   sealedConfigMap: string;
-  kubeconfig: RemoteKubeconfig;
+  kubeconfig: FedBackKubeconfig;
 }
 
 /**
@@ -77,12 +71,12 @@ export interface RemoteState {
  */
 export const MAX_SEALED_CHARS = 256 * 1024;
 
-export function assessRemote(
+export function readWork(
   vc: VirtualCluster,
   resolved: ResolvedPlacement,
   observation: Pick<VirtualClusterObservation, 'works' | 'names'>,
   sealingKeys: SealingKeys | undefined,
-): RemoteState {
+): WorkState {
   const ref = workRef(resolved, vc.metadata.uid);
   const work = findWork(observation.works, ref);
   const sealedConfigMap = sealedKubeconfigConfigMapName(vc.metadata.name);
@@ -185,7 +179,7 @@ function openSealed(
   keys: SealingKeys | undefined,
   expected: ExpectedSeal,
   where: { configMap: string; namespace: string },
-): RemoteKubeconfig {
+): FedBackKubeconfig {
   if (value === undefined) return { state: 'absent' };
   const sealed: unknown = value.type === 'String' && 'string' in value ? value.string : undefined;
   if (typeof sealed !== 'string') {
@@ -231,18 +225,19 @@ function openedSecret(text: string, configMap: string, namespace: string): Secre
  * (the kubecell-delivery controller puts the others into the ManifestWork), planned exactly as
  * the local one, from the fed-back NodePort and the opened kubeconfig.
  */
-export function renderRemoteChildren(
+export function renderWorkChildren(
   vc: VirtualCluster,
   resolved: ResolvedPlacement,
   observation: Pick<VirtualClusterObservation, 'names' | 'children'>,
-  remote: RemoteState,
+  workState: WorkState,
 ): RenderedChildren {
-  const source = remote.kubeconfig.state === 'unsealed' ? remote.kubeconfig.source : undefined;
+  const source =
+    workState.kubeconfig.state === 'unsealed' ? workState.kubeconfig.source : undefined;
   const secret = planSecret(
     observation.names,
     resolved,
     childLabels(vc, resolved),
-    remote.port,
+    workState.port,
     source,
     observation.children,
   );
