@@ -17,7 +17,7 @@ import {
   FEEDBACK,
   reportConfigMapName,
 } from '../remote/contract.js';
-import { configMapMeta, feedbackValue } from '../remote/feedback.js';
+import { configMapMeta, feedbackValue } from '../remote/manifest-work.js';
 import { CellReportError, parseCellReport, type CellReport } from '../remote/report.js';
 import { verdict, type ConditionVerdict } from '../status/conditions.js';
 import type { CellControllerConfig } from './config.js';

@@ -7,7 +7,7 @@ import type {
   RelatedResourceRule,
 } from '../metacontroller/protocol.js';
 import { AGENT_WORK_NAME } from '../remote/contract.js';
-import { MANIFEST_WORK_API_VERSION, MANIFEST_WORK_RESOURCE } from '../remote/feedback.js';
+import { MANIFEST_WORK_API_VERSION, MANIFEST_WORK_RESOURCE } from '../remote/manifest-work.js';
 import type { CellControllerConfig, NamespacedName } from './config.js';
 import { MANAGED_CLUSTER_LEASE } from './liveness.js';
 

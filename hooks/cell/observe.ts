@@ -15,7 +15,7 @@ import {
 import { LABELS } from '../kube/labels.js';
 import type { KubernetesObject, ObjectMap } from '../metacontroller/protocol.js';
 import { AGENT_WORK_NAME } from '../remote/contract.js';
-import { MANIFEST_WORK_TYPE_KEY, type ManifestWork } from '../remote/feedback.js';
+import { MANIFEST_WORK_TYPE_KEY, type ObservedManifestWork } from '../remote/manifest-work.js';
 import type { CellControllerConfig, NamespacedName } from './config.js';
 import { MANAGED_CLUSTER_LEASE } from './liveness.js';
 
@@ -52,7 +52,7 @@ export interface CellObservation extends ClusterObservation {
   leaseObserved: boolean;
   virtualClusters?: VirtualCluster[];
   /** The kubecell-cell-agent ManifestWork (delivery ManifestWork); see agentWorkObserved. */
-  agentWork?: ManifestWork;
+  agentWork?: ObservedManifestWork;
   /** Whether Metacontroller delivered the ManifestWork group at all. */
   agentWorkObserved?: boolean;
 }
@@ -92,7 +92,7 @@ export function observeCell(
     ...observeCluster(related, cell.spec.machineProfile.name, config),
   };
   if (cell.spec.delivery !== 'ManifestWork') return observation;
-  const works = group<ManifestWork>(related, MANIFEST_WORK_TYPE_KEY);
+  const works = group<ObservedManifestWork>(related, MANIFEST_WORK_TYPE_KEY);
   return {
     ...observation,
     agentWork: named(works, { namespace: clusterName, name: AGENT_WORK_NAME }),

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { CellStatus } from '../generated/types/index.js';
 import { TYPE_KEYS } from '../kube/objects.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
-import { MANIFEST_WORK_TYPE_KEY } from '../remote/feedback.js';
+import { MANIFEST_WORK_TYPE_KEY } from '../remote/manifest-work.js';
 import { parseCellReport, serializeCellReport } from '../remote/report.js';
 import { clusterReport } from './cluster-report.js';
 import { DEFAULT_CELL_CONFIG } from './config.js';

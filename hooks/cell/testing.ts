@@ -8,7 +8,7 @@ import type {
   ObjectMap,
 } from '../metacontroller/protocol.js';
 import { objectKey } from '../metacontroller/protocol.js';
-import { MANIFEST_WORK_TYPE_KEY } from '../remote/feedback.js';
+import { MANIFEST_WORK_TYPE_KEY } from '../remote/manifest-work.js';
 import { DEFAULT_CELL_CONFIG } from './config.js';
 import { syncCell } from './sync.js';
 

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { CELL_AGENT_KEY_ANNOTATION, FEEDBACK } from '../remote/contract.js';
 import { agentPublicKeyText, generateAgentKey } from '../remote/sealing-keys.js';
-import type { ManifestWork } from './manifest-work.js';
+import type { ManifestWork } from '../remote/manifest-work.js';
 import { syncDelivery } from './sync.js';
 import { CONFIG, observedWorks, placedVirtualCluster, remoteCell, syncRequest } from './testing.js';
 

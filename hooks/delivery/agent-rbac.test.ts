@@ -23,7 +23,7 @@ import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { publicKeyPemOf } from '../remote/sealing-keys.js';
 import { AGENT_NAME, AGENT_NAMESPACE, AGENT_WORK_NAME } from '../remote/contract.js';
 import { loadDeliveryConfig } from './config.js';
-import type { ManifestWork } from './manifest-work.js';
+import type { ManifestWork } from '../remote/manifest-work.js';
 import { syncDelivery } from './sync.js';
 import { placedVirtualCluster, remoteCell, syncRequest } from './testing.js';
 

@@ -23,7 +23,7 @@
  * and a rule with resourceNames matches only a request naming one of them (k8s.io/kubernetes
  * v1.35.4 `pkg/apis/rbac/v1/evaluation_helpers.go` ResourceNameMatches, used by
  * `plugin/pkg/auth/authorizer/rbac/rbac.go` RuleAllows). So each work creates the ConfigMaps the
- * agent fills, empty and `CreateOnly` (manifest-work.ts), and the agent only reads and updates
+ * agent fills, empty and `CreateOnly` (hooks/remote/manifest-work.ts), and the agent only reads and updates
  * them.
  */
 import type { KubernetesObject } from '../metacontroller/protocol.js';
@@ -161,4 +161,20 @@ export function agentRoleAndBinding(
       subjects: [{ kind: 'ServiceAccount', name: AGENT_NAME, namespace: AGENT_NAMESPACE }],
     } as KubernetesObject,
   ];
+}
+
+/**
+ * A ConfigMap the cell agent fills: the work creates it empty (give it `createOnly`) and the agent
+ * only reads and updates it by name, since RBAC cannot name what may be created (agent-rbac.ts).
+ */
+export function agentConfigMap(
+  name: string,
+  namespace: string,
+  labels: Readonly<Record<string, string>>,
+): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace, labels: { ...labels } },
+  };
 }

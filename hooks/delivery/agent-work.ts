@@ -39,14 +39,9 @@ import {
   agentClusterRules,
   agentNamespaceRules,
   agentRoleAndBinding,
-} from './agent-rbac.js';
-import {
   agentConfigMap,
-  createOnly,
-  manifestWork,
-  orphaning,
-  type ManifestWork,
-} from './manifest-work.js';
+} from './agent-rbac.js';
+import { createOnly, manifestWork, orphaning, type ManifestWork } from '../remote/manifest-work.js';
 
 /** The agent's command: the `kubecell` CLI of the image (package.json `bin`). */
 export const AGENT_COMMAND = ['node', '--import', 'tsx', 'hooks/cli/kubecell.ts'];

@@ -22,7 +22,7 @@ import { loadAgentConfig } from '../agent/config.js';
 import { loadCellConfig } from '../cell/config.js';
 import { DEFAULT_AGENT_IMAGE, loadDeliveryConfig, type DeliveryConfig } from './config.js';
 import { customizeDelivery } from './customize.js';
-import type { ManifestWork } from './manifest-work.js';
+import type { ManifestWork } from '../remote/manifest-work.js';
 import { syncDelivery } from './sync.js';
 import {
   CLUSTER,

@@ -25,7 +25,7 @@ import {
   FEEDBACK,
   virtualClusterWorkName,
 } from '../remote/contract.js';
-import { configMapMeta, feedbackValue } from '../remote/feedback.js';
+import { configMapMeta, feedbackValue } from '../remote/manifest-work.js';
 import { agentPublicKeyText, parseAgentPublicKey } from '../remote/sealing-keys.js';
 import { renderAgentWork } from './agent-work.js';
 import type { DeliveryConfig } from './config.js';

@@ -7,7 +7,7 @@ import {
   MANIFEST_WORK_API_VERSION,
   MANIFEST_WORK_RESOURCE,
   MANIFEST_WORK_TYPE_KEY,
-} from '../remote/feedback.js';
+} from '../remote/manifest-work.js';
 import {
   toObjectMap,
   type DecoratorSyncRequest,

@@ -40,18 +40,18 @@ import { CHILD_LABELS, MANAGED_BY } from '../virtualcluster/constants.js';
 import { placedChildren } from '../virtualcluster/render.js';
 import type { DeliveryConfig } from './config.js';
 import {
-  agentConfigMap,
   createOnly,
   feedbackOf,
   manifestWork,
   orphaning,
   type ManifestWork,
-} from './manifest-work.js';
+} from '../remote/manifest-work.js';
 import {
   AGENT_LABELS,
   agentRoleAndBinding,
   virtualClusterAgentRoleName,
   virtualClusterAgentRules,
+  agentConfigMap,
 } from './agent-rbac.js';
 
 /** The feedback JSONPaths of a VirtualCluster's work. */

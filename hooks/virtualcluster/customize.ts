@@ -49,7 +49,7 @@ import type {
 } from '../metacontroller/protocol.js';
 import { placementRelatedResources } from '../feasibility/related.js';
 import { virtualClusterWorkName } from '../remote/contract.js';
-import { MANIFEST_WORK_API_VERSION, MANIFEST_WORK_RESOURCE } from '../remote/feedback.js';
+import { MANIFEST_WORK_API_VERSION, MANIFEST_WORK_RESOURCE } from '../remote/manifest-work.js';
 import { snapshotWorkRef } from './work-ref.js';
 import { k3kKubeconfigSecretName } from './names.js';
 

@@ -27,8 +27,8 @@ import type { VirtualClusterConfig } from './config.js';
 import { specString } from './customize.js';
 import { virtualClusterWorkName } from '../remote/contract.js';
 import type { WorkCleanup } from './cleanup.js';
-import { MANIFEST_WORK_TYPE_KEY } from '../remote/feedback.js';
-import { findWork, snapshotWorkRef, type ManifestWork } from './work-ref.js';
+import { MANIFEST_WORK_TYPE_KEY, type ObservedManifestWork } from '../remote/manifest-work.js';
+import { findWork, snapshotWorkRef } from './work-ref.js';
 import { childNames, k3kKubeconfigSecretName, type ChildNames } from './names.js';
 
 /** Outer keys of the children map, in the order children are rendered and reported. */
@@ -99,7 +99,7 @@ export interface VirtualClusterObservation {
    * The ManifestWorks named `kubecell-vc-<uid>`, in any namespace (work-ref.ts picks the one
    * of the resolved ManagedCluster); undefined when ManifestWorks were not observed.
    */
-  works?: ManifestWork[];
+  works?: ObservedManifestWork[];
   children: ObservedChildren;
 }
 
@@ -190,9 +190,12 @@ function observeCellRecord(
  * The ManifestWorks named after this VirtualCluster's UID, in any namespace; undefined when the
  * request has no ManifestWork group (not observed). Finalize reads them too: no spec field.
  */
-export function observeWorks(vc: VirtualCluster, related: ObjectMap): ManifestWork[] | undefined {
+export function observeWorks(
+  vc: VirtualCluster,
+  related: ObjectMap,
+): ObservedManifestWork[] | undefined {
   const name = virtualClusterWorkName(vc.metadata.uid ?? '');
-  return observedGroup<ManifestWork>(related, MANIFEST_WORK_TYPE_KEY)?.filter(
+  return observedGroup<ObservedManifestWork>(related, MANIFEST_WORK_TYPE_KEY)?.filter(
     (work) => work.metadata?.name === name,
   );
 }

@@ -26,7 +26,7 @@ import { DEFAULT_VIRTUALCLUSTER_CONFIG, type VirtualClusterConfig } from './conf
 import { CELL_AGENT_KEY_ANNOTATION } from '../remote/contract.js';
 import { sealFor, type SealOrigin } from '../remote/sealing.js';
 import { agentPublicKeyText, generateAgentKey } from '../remote/sealing-keys.js';
-import { MANIFEST_WORK_TYPE_KEY } from '../remote/feedback.js';
+import { MANIFEST_WORK_TYPE_KEY } from '../remote/manifest-work.js';
 import { CHILD_TYPES, type SecretObject } from './observe.js';
 import { syncVirtualCluster } from './sync.js';
 

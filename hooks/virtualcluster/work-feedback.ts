@@ -32,8 +32,10 @@ import {
   feedbackValue,
   manifestCondition,
   type FeedbackValue,
-} from '../remote/feedback.js';
-import { findWork, workCondition, workRef, type ManifestWork, type WorkRef } from './work-ref.js';
+  workCondition,
+  type ObservedManifestWork,
+} from '../remote/manifest-work.js';
+import { findWork, workRef, type WorkRef } from './work-ref.js';
 import type { K3kCluster, SecretObject, VirtualClusterObservation } from './observe.js';
 import { planSecret } from './kubeconfig-secret.js';
 import { childLabels, type RenderedChildren } from './render.js';
@@ -50,7 +52,7 @@ export interface WorkState {
   ref: WorkRef;
   /** ManifestWorks were in the request (customize relates them); false: not observed. */
   observed: boolean;
-  work?: ManifestWork;
+  work?: ObservedManifestWork;
   applied?: ObjectCondition;
   /** The NodePort the managed cluster's apiserver allocated, as fed back. */
   port?: number;
@@ -109,13 +111,21 @@ export function readWork(
  * cluster's agent key as kubecell-delivery recorded it on the work (parsed anew: an annotation
  * that is no Ed25519 key counts as none).
  */
-function sealedFor(vc: VirtualCluster, managedCluster: string, work: ManifestWork): ExpectedSeal {
+function sealedFor(
+  vc: VirtualCluster,
+  managedCluster: string,
+  work: ObservedManifestWork,
+): ExpectedSeal {
   const annotation = work.metadata.annotations?.[CELL_AGENT_KEY_ANNOTATION];
   return { uid: vc.metadata.uid ?? '', managedCluster, agentKey: parseAgentPublicKey(annotation) };
 }
 
 /** The API Service's NodePort as fed back (an Integer from 1 to 65535), if it was. */
-function fedBackPort(work: ManifestWork, namespace: string, service: string): number | undefined {
+function fedBackPort(
+  work: ObservedManifestWork,
+  namespace: string,
+  service: string,
+): number | undefined {
   const value = feedbackValue(
     work,
     { group: '', version: 'v1', kind: 'Service', namespace, name: service },
@@ -134,7 +144,7 @@ function fedBackPort(work: ManifestWork, namespace: string, service: string): nu
  * (ocm v1.3.1 `pkg/work/spoke/controllers/statuscontroller/availablestatus_controller.go`).
  */
 function fedBackCluster(
-  work: ManifestWork,
+  work: ObservedManifestWork,
   namespace: string,
   name: string,
 ): K3kCluster | undefined {

@@ -5,23 +5,16 @@
  * the hub namespace named after the ManagedCluster. The hub never reads the managed cluster: what
  * this controller learns is the work's status, as OCM's work agent reports it.
  *
- * The shape read here is OCM's `work.open-cluster-management.io/v1` ManifestWork (ocm v1.3.1
- * `vendor/open-cluster-management.io/api/work/v1/types.go`): `status.conditions` (`Applied`,
- * `Available`); its feedback (`status.resourceStatus.manifests[].statusFeedback`) is read by
- * hooks/remote/feedback.ts. The request is not validated past the object's envelope, so every
- * field is read defensively.
+ * This module says where that work is; hooks/remote/manifest-work.ts reads it.
  */
 import type { ResolvedPlacement } from '../generated/types/index.js';
 import { isJsonObject } from '../json/json.js';
-import type { ObjectCondition } from '../kube/objects.js';
 import { virtualClusterWorkName } from '../remote/contract.js';
 import {
   MANIFEST_WORK_API_VERSION,
   MANIFEST_WORK_KIND,
-  type ManifestWork,
-} from '../remote/feedback.js';
-
-export type { ManifestWork };
+  type ObservedManifestWork,
+} from '../remote/manifest-work.js';
 
 /** Whether the snapshot places the children through a ManifestWork (absent means Local). */
 export function deliveredByWork(resolved: ResolvedPlacement | undefined): boolean {
@@ -52,24 +45,11 @@ export function snapshotWorkRef(resolved: unknown, uid: string | undefined): Wor
 
 /** The work at `ref` among the observed ones (customize relates it by name, any namespace). */
 export function findWork(
-  works: readonly ManifestWork[] | undefined,
+  works: readonly ObservedManifestWork[] | undefined,
   ref: WorkRef,
-): ManifestWork | undefined {
+): ObservedManifestWork | undefined {
   return works?.find(
     (work) => work.metadata?.name === ref.name && work.metadata.namespace === ref.namespace,
-  );
-}
-
-/** One of the work's own conditions (`Applied`, `Available`), when it is well formed. */
-export function workCondition(work: ManifestWork, type: string): ObjectCondition | undefined {
-  const status = isJsonObject(work.status) ? work.status : undefined;
-  const conditions = status?.['conditions'];
-  if (!Array.isArray(conditions)) return undefined;
-  return conditions.find(
-    (condition): condition is ObjectCondition =>
-      isJsonObject(condition) &&
-      condition['type'] === type &&
-      typeof condition['status'] === 'string',
   );
 }
 

@@ -1,10 +1,15 @@
 /**
- * OCM's ManifestWork (work.open-cluster-management.io/v1), the fields KubeCell writes. Every
- * field name and value is checked against OCM v1.3.1's Go types
+ * OCM's ManifestWork (`work.open-cluster-management.io/v1`), KubeCell's one home for it: its
+ * names, the shape KubeCell writes (the works of `kubecell-delivery`) and the reading of what
+ * OCM's work agent reports back (its conditions and status feedback, decision D34).
+ *
+ * Every field name and value is checked against OCM v1.3.1's Go types
  * (`vendor/open-cluster-management.io/api/work/v1/types.go`: ManifestWorkSpec, ManifestsTemplate,
  * DeleteOption, SelectivelyOrphan, ResourceIdentifier, ManifestConfigOption, UpdateStrategy,
- * FeedbackRule, JsonPath) and its CRD (`work.open-cluster-management.io_manifestworks.yaml`).
+ * FeedbackRule, JsonPath, ManifestCondition) and its CRD
+ * (`work.open-cluster-management.io_manifestworks.yaml`).
  *
+ * Writing:
  * - A feedback JSONPath is evaluated on the whole applied object, not under `.status` as the
  *   field's description says (`getValueByJsonPath`, `pkg/work/spoke/statusfeedback/reader.go`),
  *   so `.data.report` and `.spec.ports[0].nodePort` work. Strings and integers come back without
@@ -17,9 +22,24 @@
  *   The default `Update` would fight the cell agent over a ConfigMap it fills: for a ConfigMap it
  *   rewrites every data key the manifest does not hold (library-go's `ApplyConfigMapImproved`,
  *   vendored in ocm v1.3.1).
+ *
+ * Reading: `status.conditions` (`Applied`, `Available`) and `status.resourceStatus.manifests[]`,
+ * each a ManifestCondition with `resourceMeta` (group, version, kind, resource, name, namespace)
+ * and `statusFeedback.values[]` of `{name, fieldValue: {type: Integer|String|Boolean|JsonRaw,
+ * integer, string, boolean, jsonRaw}}`. An observed work arrives untrusted (validated only for
+ * the fields KubeCell reads elsewhere), so every step checks its type.
  */
+import { isJsonObject } from '../json/json.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
-import { MANIFEST_WORK_API_VERSION, MANIFEST_WORK_KIND } from '../remote/feedback.js';
+
+export const MANIFEST_WORK_API_VERSION = 'work.open-cluster-management.io/v1';
+export const MANIFEST_WORK_KIND = 'ManifestWork';
+/** The plural resource, as a related-resource rule names it. */
+export const MANIFEST_WORK_RESOURCE = 'manifestworks';
+/** The key of ManifestWorks in a Metacontroller request's related/children map. */
+export const MANIFEST_WORK_TYPE_KEY = `${MANIFEST_WORK_KIND}.${MANIFEST_WORK_API_VERSION}`;
+
+// --- writing ---
 
 export interface ResourceIdentifier {
   /** '' for the core group. */
@@ -120,22 +140,7 @@ export function orphaning(orphans: readonly KubernetesObject[]): DeleteOption {
   };
 }
 
-/**
- * A ConfigMap the cell agent fills: the work creates it empty (give it `createOnly`) and the agent
- * only reads and updates it by name, since RBAC cannot name what may be created (agent-rbac.ts).
- */
-export function agentConfigMap(
-  name: string,
-  namespace: string,
-  labels: Readonly<Record<string, string>>,
-): KubernetesObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name, namespace, labels: { ...labels } },
-  };
-}
-
+/** A work of `manifests`, with what to orphan and what to feed back. */
 export function manifestWork(
   metadata: KubernetesObject['metadata'],
   manifests: KubernetesObject[],
@@ -143,7 +148,7 @@ export function manifestWork(
 ): ManifestWork {
   return {
     apiVersion: MANIFEST_WORK_API_VERSION,
-    kind: 'ManifestWork',
+    kind: MANIFEST_WORK_KIND,
     metadata,
     spec: {
       workload: { manifests },
@@ -153,4 +158,89 @@ export function manifestWork(
         : {}),
     },
   };
+}
+
+// --- reading ---
+
+/** One of a work's own conditions, as OCM's metav1.Condition carries it (the fields read). */
+export interface WorkCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
+/** A work as Metacontroller observed it: nothing past its envelope is trusted. */
+export type ObservedManifestWork = KubernetesObject & { spec?: unknown; status?: unknown };
+
+/** Which applied resource a feedback value belongs to (fields left out match anything). */
+export interface ResourceMetaMatch {
+  group?: string;
+  version?: string;
+  kind?: string;
+  resource?: string;
+  name: string;
+  namespace?: string;
+}
+
+export type FeedbackValue =
+  | { type: 'String'; string: string }
+  | { type: 'Integer'; integer: number }
+  | { type: 'Boolean'; boolean: boolean }
+  | { type: string };
+
+function matches(meta: unknown, want: ResourceMetaMatch): boolean {
+  if (!isJsonObject(meta)) return false;
+  return Object.entries(want).every(([field, value]) => (meta[field] ?? '') === value);
+}
+
+/** The manifest condition of the resource `want` names, if the work reports one. */
+export function manifestCondition(
+  work: ObservedManifestWork | undefined,
+  want: ResourceMetaMatch,
+): Record<string, unknown> | undefined {
+  const status = isJsonObject(work?.status) ? work.status : undefined;
+  const resourceStatus = status?.['resourceStatus'];
+  const manifests = isJsonObject(resourceStatus) ? resourceStatus['manifests'] : undefined;
+  if (!Array.isArray(manifests)) return undefined;
+  return manifests.find(
+    (manifest): manifest is Record<string, unknown> =>
+      isJsonObject(manifest) && matches(manifest['resourceMeta'], want),
+  );
+}
+
+/** The fed-back value `name` of the resource `want` names; undefined while none is reported. */
+export function feedbackValue(
+  work: ObservedManifestWork | undefined,
+  want: ResourceMetaMatch,
+  name: string,
+): FeedbackValue | undefined {
+  const feedback = manifestCondition(work, want)?.['statusFeedback'];
+  const values = isJsonObject(feedback) ? feedback['values'] : undefined;
+  if (!Array.isArray(values)) return undefined;
+  const entry: unknown = values.find((value) => isJsonObject(value) && value['name'] === name);
+  const fieldValue = isJsonObject(entry) ? entry['fieldValue'] : undefined;
+  if (!isJsonObject(fieldValue) || typeof fieldValue['type'] !== 'string') return undefined;
+  return fieldValue as FeedbackValue;
+}
+
+/**
+ * A ConfigMap on the managed cluster, as resourceMeta names it. Not by `resource`: the work agent
+ * fills it in only when its REST mapping succeeds (pkg/work/helper/helpers.go, BuildResourceMeta).
+ */
+export function configMapMeta(namespace: string, name: string): ResourceMetaMatch {
+  return { group: '', version: 'v1', kind: 'ConfigMap', namespace, name };
+}
+
+/** One of the work's own conditions (`Applied`, `Available`), when it is well formed. */
+export function workCondition(work: ObservedManifestWork, type: string): WorkCondition | undefined {
+  const status = isJsonObject(work.status) ? work.status : undefined;
+  const conditions = status?.['conditions'];
+  if (!Array.isArray(conditions)) return undefined;
+  return conditions.find(
+    (condition): condition is WorkCondition =>
+      isJsonObject(condition) &&
+      condition['type'] === type &&
+      typeof condition['status'] === 'string',
+  );
 }

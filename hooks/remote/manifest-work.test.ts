@@ -1,8 +1,13 @@
 import { expect } from 'chai';
-import { configMapMeta, feedbackValue, manifestCondition, type ManifestWork } from './feedback.js';
+import {
+  configMapMeta,
+  feedbackValue,
+  manifestCondition,
+  type ObservedManifestWork,
+} from './manifest-work.js';
 
 /** A work status as OCM's work agent writes it (api/work/v1 ManifestCondition). */
-function work(manifests: unknown): ManifestWork {
+function work(manifests: unknown): ObservedManifestWork {
   return {
     apiVersion: 'work.open-cluster-management.io/v1',
     kind: 'ManifestWork',
@@ -30,7 +35,7 @@ const serviceMeta = {
   namespace: 'tenant-a',
 };
 
-describe('ManifestWork status feedback (hooks/remote/feedback.ts)', () => {
+describe('ManifestWork status feedback (hooks/remote/manifest-work.ts)', () => {
   const sample = work([
     {
       resourceMeta: serviceMeta,
