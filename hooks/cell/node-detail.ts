@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { CellNode, CellNodeStorage, ResourceList } from '../generated/types/index.js';
-import { compareStrings } from '../feasibility/resources.js';
+import { compareStrings } from '../json/compare.js';
 import { LABELS } from '../kube/labels.js';
 import type { Node, PersistentVolume } from '../kube/objects.js';
 import { formatQuantity, parseQuantity, ZERO_QUANTITY } from '../quantity/quantity.js';

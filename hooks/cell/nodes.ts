@@ -10,7 +10,7 @@ import type {
   CellNotReadyNode,
 } from '../generated/types/index.js';
 import type { NodeDetail } from './node-detail.js';
-import { compareStrings } from '../feasibility/resources.js';
+import { compareStrings } from '../json/compare.js';
 import { echo } from '../json/echo.js';
 import { isIpAddress } from '../kube/addresses.js';
 import type { Node } from '../kube/objects.js';

@@ -14,7 +14,7 @@
  * Metacontroller keeps every work.)
  */
 import type { ResolvedPlacement, VirtualCluster } from '../generated/types/index.js';
-import { compareStrings } from '../feasibility/resources.js';
+import { compareStrings } from '../json/compare.js';
 import { isJsonObject } from '../json/json.js';
 import { keptChild } from '../metacontroller/kept-child.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';

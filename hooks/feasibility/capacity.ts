@@ -27,7 +27,8 @@ import {
 } from '../quantity/quantity.js';
 import { check, invalidQuantityCheck } from './check.js';
 import { Reason } from './reasons.js';
-import { capacityRequirements, compareStrings, tryParse } from './resources.js';
+import { compareStrings } from '../json/compare.js';
+import { capacityRequirements, tryParse } from './resources.js';
 
 type Estimate =
   | { kind: 'ok'; available: ParsedQuantity; explanation: string }

@@ -9,7 +9,7 @@ import { check } from './check.js';
 import type { FeasibilityInput } from './evaluate.js';
 import { describeRule, evaluateNamespaceRules, type NamespaceRule } from './namespace-selector.js';
 import { Reason } from './reasons.js';
-import { compareStrings } from './resources.js';
+import { compareStrings } from '../json/compare.js';
 
 /**
  * The namespaceSelector of the Cell and of the class, when either sets one: both must select the

@@ -20,6 +20,7 @@
  * The Cell controller sums entitlements into `inventory[r].committed` with the same key
  * mapping, so a plan and the Cell count a class the same way.
  */
+import { compareStrings } from '../json/compare.js';
 import { nodeResourceOfQuotaKey } from '../kube/entitlement.js';
 import {
   minQuantity,
@@ -122,11 +123,6 @@ export function tryParse(value: unknown): ParsedQuantity | QuantityError {
     if (err instanceof QuantityError) return err;
     throw err;
   }
-}
-
-/** Locale-independent ordering (code units), the same on every node and runtime. */
-export function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function sortedKeys(record: WorkloadHard | undefined): string[] {

@@ -26,6 +26,7 @@
  * `@kubernetes/client-node` models (those model timestamps as `Date`).
  */
 import { isJsonObject } from '../json/json.js';
+import { compareStrings } from '../json/compare.js';
 
 /** A value or a promise of it: hook handlers may be synchronous or async. */
 export type Awaitable<T> = T | Promise<T>;
@@ -280,9 +281,4 @@ export function findObject<T extends KubernetesObject = KubernetesObject>(
   namespace?: string,
 ): T | undefined {
   return map[type]?.[objectKey({ metadata: { name, namespace } })] as T | undefined;
-}
-
-/** Locale-independent ordering (code units), stable across nodes and runtimes. */
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

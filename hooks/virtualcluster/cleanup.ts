@@ -12,7 +12,7 @@
  * ManifestWorks were not observed it counts as remaining, since nothing shows it gone.
  */
 import type { TypedObjectReference, VirtualCluster } from '../generated/types/index.js';
-import { compareStrings } from '../feasibility/resources.js';
+import { compareStrings } from '../json/compare.js';
 import { ANNOTATIONS } from '../kube/labels.js';
 import { workReference, type WorkRef } from './work-ref.js';
 import type { ObservedChildren } from './observe.js';

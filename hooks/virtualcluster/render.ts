@@ -9,7 +9,7 @@
  */
 import { keptChild } from '../metacontroller/kept-child.js';
 import type { ResolvedPlacement, VirtualCluster } from '../generated/types/index.js';
-import { compareStrings } from '../feasibility/resources.js';
+import { compareStrings } from '../json/compare.js';
 import { isLabelValue, LABELS } from '../kube/labels.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import {

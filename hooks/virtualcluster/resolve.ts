@@ -18,7 +18,7 @@ import {
   type FeasibilityResult,
 } from '../feasibility/evaluate.js';
 import { Decision } from '../feasibility/reasons.js';
-import { compareStrings } from '../feasibility/resources.js';
+import { compareStrings } from '../json/compare.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { isJsonObject } from '../json/json.js';
 import { isEndpointAddress } from '../kube/addresses.js';

@@ -10,7 +10,7 @@ import type {
   ResourceList,
   VirtualClusterStatus,
 } from '../generated/types/index.js';
-import { compareStrings } from '../feasibility/resources.js';
+import { compareStrings } from '../json/compare.js';
 import { isJsonObject } from '../json/json.js';
 import { reconcileConditions } from '../status/conditions.js';
 import type { Assessment } from './assess.js';
