@@ -9,7 +9,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { KubeObject } from '../test/simulate/index.js';
-import { Watch, round, type AdminConnection } from './metacontroller.js';
+import { Watch, type AdminConnection } from './watch.js';
+import { round } from './stats.js';
 
 export interface Attribution {
   /** How VirtualCluster syncs are told apart: the latest change before each sync started. */

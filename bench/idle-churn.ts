@@ -11,7 +11,7 @@
  * with gracePeriodSeconds 0, as the kubelet's final delete is.
  */
 import { formatTime, isConflict, resourcePath, type KubeClient } from '../test/simulate/index.js';
-import { sleep } from './metacontroller.js';
+import { sleep } from './poll.js';
 
 export interface ChurnOptions {
   /** Pods created (and deleted) per second. */

@@ -10,18 +10,12 @@ import os from 'node:os';
 import { statSync } from 'node:fs';
 import type { KubeCellStack } from '../test/cluster/kubecell-stack.js';
 import { KubeClient, resourcePath, type KubeObject } from '../test/simulate/index.js';
-import {
-  difference,
-  hookCallsOf,
-  round,
-  scrape,
-  sleep,
-  sum,
-  throttling,
-  until,
-  type AdminConnection,
-  type Sample,
-} from './metacontroller.js';
+import { difference, scrape, sum, type Sample } from './prometheus.js';
+import { hookCallsOf } from './metacontroller.js';
+import { round } from './stats.js';
+import { sleep, until } from './poll.js';
+import { throttling } from './metacontroller-log.js';
+import { type AdminConnection } from './watch.js';
 
 /** Per controller (`cell`, `virtualcluster`, …), summed over its hooks. */
 export interface ControllerCost {

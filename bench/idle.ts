@@ -45,15 +45,11 @@ import {
   startSimulation,
   type Simulation,
 } from '../test/simulate/index.js';
-import {
-  adminConnection,
-  flagValues,
-  processCpu,
-  round,
-  sleep,
-  type AdminConnection,
-  type FlagSetResult,
-} from './metacontroller.js';
+import { adminConnection, type AdminConnection } from './watch.js';
+import { flagValues } from './metacontroller-log.js';
+import { processCpu, type FlagSetResult } from './metacontroller.js';
+import { round } from './stats.js';
+import { sleep } from './poll.js';
 import {
   allVirtualClustersReady,
   bytesOf,

@@ -27,9 +27,7 @@
  * apiserver's audit log, which records Metacontroller's requests only), its work queue, CPU time.
  */
 import { readFileSync, statSync } from 'node:fs';
-import https from 'node:https';
 import os from 'node:os';
-import { parse } from 'yaml';
 import { serviceAccountUserName } from '../test/cluster/audit.js';
 import {
   METACONTROLLER_SERVICE_ACCOUNT,
@@ -45,6 +43,11 @@ import {
 } from '../test/simulate/index.js';
 import { auditLogOffset, perEach, readAuditRequests, type AuditCounts } from './audit-log.js';
 import { cpuMsOf } from './processes.js';
+import { type Stats, stats, round } from './stats.js';
+import { type Sample, difference, sum, scrape } from './prometheus.js';
+import { adminConnection, Watch } from './watch.js';
+import { sleep, until } from './poll.js';
+import { flagValues, throttling, type EffectiveFlags } from './metacontroller-log.js';
 import { cellObject, classObject, virtualClusterObject, type BenchWorldNames } from './world.js';
 
 export interface FlagSet {
@@ -85,15 +88,6 @@ export const FLAG_SETS: FlagSet[] = [
     description: 'workers raised, client-go rate limit raised further',
   },
 ];
-
-/** Median, 90th percentile (nearest rank), max and min of a sample, in milliseconds. */
-export interface Stats {
-  count: number;
-  medianMs: number;
-  p90Ms: number;
-  maxMs: number;
-  minMs: number;
-}
 
 export interface WaveResult {
   virtualClusters: number;
@@ -158,7 +152,7 @@ export interface FlagSetResult {
   description: string;
   args: string[];
   /** What Metacontroller logged it runs with ("Configuration information"). */
-  effective?: { workers?: number; clientGoQps?: number; clientGoBurst?: number };
+  effective?: EffectiveFlags;
   stackStartSeconds: number;
   /**
    * Metacontroller's requests per second while it had nothing to do (10 s after the stack
@@ -215,181 +209,6 @@ const POLICIES = [
   'kubecell-egress',
 ];
 
-export function stats(samples: readonly number[]): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) =>
-    sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
-  const median =
-    sorted.length === 0
-      ? NaN
-      : sorted.length % 2 === 1
-        ? (sorted[(sorted.length - 1) / 2] ?? NaN)
-        : ((sorted[sorted.length / 2 - 1] ?? NaN) + (sorted[sorted.length / 2] ?? NaN)) / 2;
-  return {
-    count: sorted.length,
-    medianMs: median,
-    p90Ms: at(0.9),
-    maxMs: sorted[sorted.length - 1] ?? NaN,
-    minMs: sorted[0] ?? NaN,
-  };
-}
-
-// --- Prometheus text ---
-
-export interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-export function parseMetrics(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)/.exec(line);
-    if (!match) continue;
-    const labels: Record<string, string> = {};
-    for (const pair of (match[3] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
-      labels[pair[1] ?? ''] = pair[2] ?? '';
-    }
-    samples.push({ name: match[1] ?? '', labels, value: Number(match[4]) });
-  }
-  return samples;
-}
-
-function sampleKey(sample: Sample): string {
-  const labels = Object.keys(sample.labels)
-    .sort()
-    .map((key) => `${key}=${sample.labels[key]}`)
-    .join(',');
-  return `${sample.name}{${labels}}`;
-}
-
-/** after − before for every sample of `after` (counters; a sample absent before counts from 0). */
-export function difference(before: Sample[], after: Sample[]): Sample[] {
-  const previous = new Map(before.map((sample) => [sampleKey(sample), sample.value]));
-  return after.map((sample) => ({
-    ...sample,
-    value: sample.value - (previous.get(sampleKey(sample)) ?? 0),
-  }));
-}
-
-export function sum(
-  samples: Sample[],
-  name: string,
-  where: (labels: Record<string, string>) => boolean,
-) {
-  return samples
-    .filter((sample) => sample.name === name && where(sample.labels))
-    .reduce((total, sample) => total + sample.value, 0);
-}
-
-export async function scrape(url: string): Promise<Sample[]> {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
-  return parseMetrics(await response.text());
-}
-
-// --- watches ---
-
-export interface AdminConnection {
-  server: URL;
-  agent: https.Agent;
-}
-
-export function adminConnection(kubeconfigPath: string): AdminConnection {
-  const config = parse(readFileSync(kubeconfigPath, 'utf8')) as {
-    clusters: { cluster: { server: string; 'certificate-authority-data': string } }[];
-    users: { user: { 'client-certificate-data': string; 'client-key-data': string } }[];
-  };
-  const decode = (data: string | undefined) => Buffer.from(data ?? '', 'base64');
-  return {
-    server: new URL(config.clusters[0]?.cluster.server ?? ''),
-    agent: new https.Agent({
-      keepAlive: true,
-      ca: decode(config.clusters[0]?.cluster['certificate-authority-data']),
-      cert: decode(config.users[0]?.user['client-certificate-data']),
-      key: decode(config.users[0]?.user['client-key-data']),
-    }),
-  };
-}
-
-export type WatchHandler = (
-  type: string,
-  object: KubeObject & Record<string, unknown>,
-  at: number,
-) => void;
-
-/**
- * A watch of every object at `path` (all namespaces), restarted when the apiserver ends it. Each
- * event is stamped with Date.now() as it arrives; a restart replays the objects as ADDED.
- */
-export class Watch {
-  private request: ReturnType<typeof https.request> | undefined;
-  private stopped = false;
-
-  constructor(
-    private readonly connection: AdminConnection,
-    private readonly path: string,
-    private readonly onEvent: WatchHandler,
-    private readonly log: (line: string) => void,
-  ) {}
-
-  start(): void {
-    if (this.stopped) return;
-    const { server, agent } = this.connection;
-    let buffer = '';
-    const request = https.request(
-      {
-        agent,
-        host: server.hostname,
-        port: server.port,
-        method: 'GET',
-        path: `${this.path}?watch=true`,
-        headers: { accept: 'application/json' },
-      },
-      (response) => {
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          const at = Date.now();
-          buffer += chunk;
-          let newline = buffer.indexOf('\n');
-          while (newline >= 0) {
-            const line = buffer.slice(0, newline);
-            buffer = buffer.slice(newline + 1);
-            if (line.trim() !== '') {
-              const event = JSON.parse(line) as {
-                type: string;
-                object: KubeObject & Record<string, unknown>;
-              };
-              this.onEvent(event.type, event.object, at);
-            }
-            newline = buffer.indexOf('\n');
-          }
-        });
-        response.on('end', () => this.restart());
-        response.on('error', () => this.restart());
-      },
-    );
-    request.on('error', (error) => {
-      if (!this.stopped) this.log(`watch ${this.path}: ${error.message}; restarting`);
-      this.restart();
-    });
-    request.end();
-    this.request = request;
-  }
-
-  private restart(): void {
-    if (this.stopped) return;
-    setTimeout(() => this.start(), 200).unref();
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.request?.destroy();
-  }
-}
-
 interface Timeline {
   /** Create sent / answered (Date.now()). */
   sentAt?: number;
@@ -403,33 +222,6 @@ interface Timeline {
 }
 
 // --- the run ---
-
-export function round(value: number, digits = 1): number {
-  const factor = 10 ** digits;
-  return Math.round(value * factor) / factor;
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-export async function until<T>(
-  what: string,
-  timeoutMs: number,
-  everyMs: number,
-  check: () => Promise<T | undefined>,
-  describe: () => string = () => '',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what} ${describe()}`);
-    }
-    await sleep(everyMs);
-  }
-}
 
 const WORLD: BenchWorldNames = {
   cellNamespace: CELL_NAMESPACE,
@@ -492,39 +284,6 @@ async function waitQuiet(stack: KubeCellStack, quietMs: number, timeoutMs: numbe
       since = Date.now();
     } else if (Date.now() - since >= quietMs) return;
   }
-}
-
-export function flagValues(logFile: string): FlagSetResult['effective'] {
-  const line = readFileSync(logFile, 'utf8')
-    .split('\n')
-    .find((entry) => entry.includes('Configuration information'));
-  if (!line) return undefined;
-  const number = (key: string) => {
-    const match = new RegExp(`"${key}":\\s*([0-9.]+)`).exec(line);
-    return match ? Number(match[1]) : undefined;
-  };
-  const workers = number('workers');
-  const clientGoQps = number('client-go-qps');
-  const clientGoBurst = number('client-go-burst');
-  return {
-    ...(workers === undefined ? {} : { workers }),
-    ...(clientGoQps === undefined ? {} : { clientGoQps }),
-    ...(clientGoBurst === undefined ? {} : { clientGoBurst }),
-  };
-}
-
-/** Client-side throttling waits over 1 s that Metacontroller logged after byte `from` of its log. */
-export function throttling(logFile: string, from = 0): { count: number; maxSeconds: number } {
-  const lines = readFileSync(logFile)
-    .subarray(from)
-    .toString('utf8')
-    .split('\n')
-    .filter((line) => line.includes('Waited before sending request'));
-  const delays = lines.map((line) => Number(/"delay":\s*([0-9.]+)/.exec(line)?.[1] ?? NaN));
-  return {
-    count: lines.length,
-    maxSeconds: round(Math.max(0, ...delays.filter((delay) => !Number.isNaN(delay))), 2),
-  };
 }
 
 /**

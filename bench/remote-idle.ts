@@ -19,7 +19,8 @@ import {
   type WindowFigures,
 } from './idle-metrics.js';
 import { attribute, ChangeLog, hookCallLines, type Attribution } from './idle-changes.js';
-import { round, sleep } from './metacontroller.js';
+import { round } from './stats.js';
+import { sleep } from './poll.js';
 import type { RemoteOptions, RemoteWorld } from './remote.js';
 import { hostNamespaceObject } from './world.js';
 

@@ -7,7 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { resourcePath, type KubeClient, type KubeObject } from '../test/simulate/index.js';
 import type { K3kSimulator } from '../test/simulate/k3k.js';
-import { round, until, Watch, type AdminConnection } from './metacontroller.js';
+import { round } from './stats.js';
+import { until } from './poll.js';
+import { Watch, type AdminConnection } from './watch.js';
 import { virtualClusterObject, type BenchWorldNames } from './world.js';
 
 type Watched = KubeObject & Record<string, unknown>;

@@ -40,13 +40,10 @@ import {
   type Simulation,
 } from '../test/simulate/index.js';
 import { IDLE_METACONTROLLER_ARGS } from './idle.js';
-import {
-  adminConnection,
-  processCpu,
-  round,
-  sleep,
-  type AdminConnection,
-} from './metacontroller.js';
+import { adminConnection, type AdminConnection } from './watch.js';
+import { processCpu } from './metacontroller.js';
+import { round } from './stats.js';
+import { sleep } from './poll.js';
 import { cpuMsOf } from './processes.js';
 import {
   agentPasses,

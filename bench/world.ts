@@ -3,7 +3,7 @@
  * VirtualNodeClass, and VirtualClusters on them. Each part passes its own names.
  */
 import { resourcePath, type KubeClient, type KubeObject } from '../test/simulate/index.js';
-import { until } from './metacontroller.js';
+import { until } from './poll.js';
 
 export interface BenchWorldNames {
   cellNamespace: string;
