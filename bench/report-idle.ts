@@ -41,7 +41,10 @@ export function requestBytes(p: IdlePointResult): number | undefined {
   return p.window?.bytesPerVirtualClusterSync;
 }
 
-/** Cell syncs a minute allowed: one per lease renewal plus the 60-s resync (metacontroller/cell.yaml). */
+/**
+ * Cell syncs a minute allowed: one per lease renewal plus one from the Cell's own timer (the hook
+ * asks for a sync at the lease's expiry, at most once a minute while renewals arrive: D43).
+ */
 export function cellSyncLimit(leaseSeconds: number): number {
   return Math.round((60 / leaseSeconds + 1) * 100) / 100;
 }
@@ -168,7 +171,7 @@ export function idleTargets(idle: IdleResults | undefined): Target[] {
     requestBytesTarget(bytes, run),
     pointTarget(
       cellSyncs,
-      '≤ 60 ÷ lease + 1 (one per renewal and the 60-s resync)',
+      '≤ 60 ÷ lease + 1 (one per renewal and one from the Cell’s own timer, D43)',
       points.filter((p) => churn(p) === 0),
       {
         show: (p) => `${p.window?.cellSyncsPerCellPerMinute} (≤ ${cellSyncLimit(lease(p))})`,
