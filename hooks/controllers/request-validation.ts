@@ -76,10 +76,14 @@ function parentProblems(
 function mapProblems(map: ObjectMap, field: string): string[] {
   const problems: string[] = [];
   for (const [type, group] of Object.entries(map)) {
-    for (const [key, object] of Object.entries(group)) {
-      problems.push(
-        ...objectProblems(object, `request.${field}${keySegment(type)}${keySegment(key)}`),
-      );
+    for (const key of Object.keys(group)) {
+      // Checked with an empty path, the path put in front of each problem found: every problem
+      // starts with its path, and building a path for each of a Cell's Nodes and pods cost as
+      // much as checking them (issue 25).
+      const found = objectProblems(group[key] as KubernetesObject, '');
+      if (found.length === 0) continue;
+      const path = `request.${field}${keySegment(type)}${keySegment(key)}`;
+      for (const problem of found) problems.push(`${path}${problem}`);
       if (problems.length >= MAX_PROBLEMS) return problems;
     }
   }

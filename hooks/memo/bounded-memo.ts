@@ -54,6 +54,47 @@ export function stringBytes(text: string): number {
   return 2 * text.length;
 }
 
+interface Entry<R> {
+  key: string;
+  result: R;
+  bytes: number;
+  older: Entry<R> | undefined;
+  newer: Entry<R> | undefined;
+}
+
+/**
+ * The entries from least to most recently used, as a linked list: a hit moves its entry to the
+ * newest end without touching the Map. (A Map delete + set per hit, to keep the Map in use
+ * order, rehashed the Map every few hits; a Cell sync makes over a hundred thousand hits.)
+ */
+class Recency<R> {
+  oldest: Entry<R> | undefined;
+  newest: Entry<R> | undefined;
+
+  append(entry: Entry<R>): void {
+    entry.older = this.newest;
+    entry.newer = undefined;
+    if (this.newest) this.newest.newer = entry;
+    else this.oldest = entry;
+    this.newest = entry;
+  }
+
+  remove(entry: Entry<R>): void {
+    if (entry.older) entry.older.newer = entry.newer;
+    else this.oldest = entry.newer;
+    if (entry.newer) entry.newer.older = entry.older;
+    else this.newest = entry.older;
+    entry.older = undefined;
+    entry.newer = undefined;
+  }
+
+  touch(entry: Entry<R>): void {
+    if (entry === this.newest) return;
+    this.remove(entry);
+    this.append(entry);
+  }
+}
+
 export function memoiseByText<R>(
   options: TextMemoOptions<R>,
   compute: (text: string) => R,
@@ -66,9 +107,8 @@ export function memoiseByText<R>(
     options.key === 'sha256'
       ? (text: string) => createHash('sha256').update(text, 'utf8').digest('hex')
       : (text: string) => text;
-  // A Map iterates in insertion order; a hit re-inserts its entry, so the first is the least
-  // recently used.
-  const known = new Map<string, { result: R; bytes: number }>();
+  const known = new Map<string, Entry<R>>();
+  let recency = new Recency<R>();
   const counts = { retainedBytes: 0, hits: 0, misses: 0, evictions: 0, skipped: 0 };
 
   const memo = (text: string): R => {
@@ -80,27 +120,30 @@ export function memoiseByText<R>(
     const entry = known.get(key);
     if (entry !== undefined) {
       counts.hits++;
-      known.delete(key);
-      known.set(key, entry);
+      recency.touch(entry);
       return entry.result;
     }
     counts.misses++;
     const result = compute(text);
     const bytes = stringBytes(key) + (sizeOf?.(result) ?? 0) + ENTRY_OVERHEAD_BYTES;
     if (bytes > maxBytes) return result;
-    for (const [oldest, old] of known) {
+    for (let old = recency.oldest; old !== undefined; old = recency.oldest) {
       if (counts.retainedBytes + bytes <= maxBytes) break;
-      known.delete(oldest);
+      recency.remove(old);
+      known.delete(old.key);
       counts.retainedBytes -= old.bytes;
       counts.evictions++;
     }
-    known.set(key, { result, bytes });
+    const created: Entry<R> = { key, result, bytes, older: undefined, newer: undefined };
+    known.set(key, created);
+    recency.append(created);
     counts.retainedBytes += bytes;
     return result;
   };
   memo.stats = (): TextMemoStats => ({ entries: known.size, maxBytes, ...counts });
   memo.clear = (): void => {
     known.clear();
+    recency = new Recency<R>();
     counts.retainedBytes = 0;
   };
   return memo;

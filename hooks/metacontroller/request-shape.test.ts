@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { MAX_BODY_DEPTH, nestingDepthExceeds } from '../json/json.js';
 import {
   parseCompositeSyncRequest,
@@ -164,6 +165,53 @@ describe('hook request shape', () => {
         'request.related["Node.v1"]["ns/d"]: key must be the object\'s namespace/name "d" ' +
           '(Metacontroller hook version v2; is the hook declared with version: v2?)',
       ]);
+    });
+
+    it('accepts a map entry exactly when its identity is complete and its key is namespace/name', () => {
+      // Entries that pass are checked without building any message (issue 25); this holds that
+      // shortcut to the rule the messages state.
+      const field = fc.constantFrom(undefined, null, '', 'a', 'ns', 'a/b', 7, [], {});
+      const entry = fc.record(
+        {
+          apiVersion: field,
+          kind: field,
+          metadata: fc.oneof(
+            fc.record({ name: field, namespace: field }, { requiredKeys: [] }),
+            field,
+          ),
+        },
+        { requiredKeys: [] },
+      );
+      const key = fc.constantFrom('a', 'ns/a', 'ns', 'a/b', '', '/a', 'ns/', 'ns/a/b', 'a/b/a');
+      fc.assert(
+        fc.property(key, fc.oneof(entry, field), (k, obj) => {
+          const result = parseCompositeSyncRequest({ parent, related: { 'Pod.v1': { [k]: obj } } });
+          const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v !== '';
+          const o = obj as { apiVersion?: unknown; kind?: unknown; metadata?: unknown } | null;
+          const meta = o?.metadata as { name?: unknown; namespace?: unknown } | undefined;
+          const fine =
+            typeof obj === 'object' &&
+            obj !== null &&
+            !Array.isArray(obj) &&
+            nonEmpty(o?.apiVersion) &&
+            nonEmpty(o?.kind) &&
+            typeof meta === 'object' &&
+            meta !== null &&
+            !Array.isArray(meta) &&
+            nonEmpty(meta.name) &&
+            (meta.namespace === undefined ||
+              meta.namespace === null ||
+              typeof meta.namespace === 'string') &&
+            k === (meta.namespace ? `${meta.namespace as string}/${meta.name}` : meta.name);
+          expect(result.ok, JSON.stringify({ k, obj })).to.equal(fine);
+          if (!fine) {
+            for (const problem of problemsOf(result)) {
+              expect(problem).to.match(/^request\.related\["Pod\.v1"\]\[/);
+            }
+          }
+        }),
+        { numRuns: 2000 },
+      );
     });
 
     it('refuses a finalizing flag that is not a boolean', () => {

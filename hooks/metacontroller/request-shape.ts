@@ -239,26 +239,59 @@ function checkObjectMap(value: unknown, path: string, problems: string[]): Objec
       problems.push(`${typePath}: must be an object, got ${jsonTypeOf(group)}`);
       continue;
     }
-    for (const [key, obj] of Object.entries(group)) {
-      const objPath = `${typePath}${keySegment(key)}`;
-      if (!isJsonObject(obj)) {
-        problems.push(`${objPath}: must be an object, got ${jsonTypeOf(obj)}`);
-        continue;
-      }
-      const metadata = checkIdentity(obj, objPath, problems);
-      if (!metadata) continue;
-      if (typeof metadata.name === 'string') {
-        const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : undefined;
-        const expected = objectKey({ metadata: { name: metadata.name, namespace } });
-        if (expected !== key) {
-          problems.push(
-            `${objPath}: key must be the object's namespace/name ${quoted(expected)} ` +
-              '(Metacontroller hook version v2; is the hook declared with version: v2?)',
-          );
-        }
+    for (const key of Object.keys(group)) {
+      const obj = group[key];
+      // Field paths are built only for an entry with a problem: a Cell's request has one entry
+      // per Node and pod, and building them all cost as much as checking them (issue 25).
+      if (!isWellFormedEntry(obj, key)) {
+        checkEntry(obj, key, `${typePath}${keySegment(key)}`, problems);
       }
     }
     map[type] = group as Record<string, KubernetesObject>;
   }
   return map;
+}
+
+/** Whether `checkEntry` would find nothing wrong with the entry, without building any message. */
+function isWellFormedEntry(obj: unknown, key: string): boolean {
+  if (!isJsonObject(obj) || !isNonEmptyString(obj.apiVersion) || !isNonEmptyString(obj.kind)) {
+    return false;
+  }
+  const metadata = obj.metadata;
+  if (!isJsonObject(metadata)) return false;
+  const { name, namespace } = metadata;
+  if (!isNonEmptyString(name)) return false;
+  if (namespace === undefined || namespace === null || namespace === '') return name === key;
+  // objectKey's `namespace/name`, compared without building it.
+  return (
+    typeof namespace === 'string' &&
+    key.length === namespace.length + 1 + name.length &&
+    key.startsWith(namespace) &&
+    key[namespace.length] === '/' &&
+    key.endsWith(name)
+  );
+}
+
+function isNonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value !== '';
+}
+
+/** The problems of one entry of an object map, `objPath` naming it. */
+function checkEntry(obj: unknown, key: string, objPath: string, problems: string[]): void {
+  if (!isJsonObject(obj)) {
+    problems.push(`${objPath}: must be an object, got ${jsonTypeOf(obj)}`);
+    return;
+  }
+  const metadata = checkIdentity(obj, objPath, problems);
+  if (!metadata) return;
+  if (typeof metadata.name === 'string') {
+    const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : undefined;
+    const expected = objectKey({ metadata: { name: metadata.name, namespace } });
+    if (expected !== key) {
+      problems.push(
+        `${objPath}: key must be the object's namespace/name ${quoted(expected)} ` +
+          '(Metacontroller hook version v2; is the hook declared with version: v2?)',
+      );
+    }
+  }
 }
