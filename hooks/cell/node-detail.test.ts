@@ -178,7 +178,7 @@ describe('Cell per-Node detail (status.nodes and storageInventory.perNode)', () 
     expect(validateCell(fedBack(status)), JSON.stringify(validateCell.errors)).to.equal(true);
   });
 
-  it('holds a change to a Node’s pod requests alone for 60 s, but writes it at once with any other change', () => {
+  it('holds a change to a Node’s pod requests alone until the next renewal is due, but writes it at once with any other change', () => {
     const first = statusOf(cell(), healthy());
     const started = [
       ...healthy(),
@@ -191,10 +191,11 @@ describe('Cell per-Node detail (status.nodes and storageInventory.perNode)', () 
       at(10),
     );
     expect(held.status, 'the previous status').to.deep.equal(first);
-    expect(held.resyncAfterSeconds, 'a sync when the hold ends').to.equal(50);
-    const written = statusOf(fedBack(first), started, [], at(60));
+    // The 60-s lease was renewed 10 s before NOW: its next renewal is due by NOW + 80 s.
+    expect(held.resyncAfterSeconds, 'a sync when the hold ends').to.equal(70);
+    const written = statusOf(fedBack(first), started, [], at(80));
     expect(written.nodes?.[0]?.pendingRequested).to.deep.equal({ 'nvidia.com/gpu': '1' });
-    expect(written.observedAt).to.equal('2026-11-30T12:01:00Z');
+    expect(written.observedAt).to.equal('2026-11-30T12:01:20Z');
     // The same pod, and n2 NotReady: the Node is news, and the pod goes with it.
     const n2Down = [
       ...started.filter((o) => o.metadata.name !== 'n2'),

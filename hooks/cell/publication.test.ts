@@ -26,6 +26,11 @@ const fedBack = (status: CellStatus): Cell => ({ ...cell(), status });
  * until NOW + 590 s, past the heartbeat. With the default 60-s lease it would go stale at
  * NOW + 290 s, which is a change, and a renewal changes leaseRenewTime: either is written.
  */
+/** healthy() with a pod requesting one CPU on n1: a change to pod requests alone. */
+function busier(): KubernetesObject[] {
+  return [...healthy(), hostNamespace('tenant-a'), pod('p1', 'tenant-a', 'n1', [{ cpu: '1' }])];
+}
+
 function quiet(): KubernetesObject[] {
   const cluster = managedCluster();
   cluster.spec.leaseDurationSeconds = 120;
@@ -85,28 +90,92 @@ describe('Cell status publication: heartbeat, pod-request hold, lease expiry', (
     expect(written.managedCluster?.leaseRenewTime).to.equal('2026-11-30T12:00:05.000Z');
   });
 
-  it('holds a change to pod requests alone for 60 s after the last write, then writes it', () => {
+  it('holds a change to pod requests alone until the next lease renewal is due, then writes it', () => {
+    // The 60-s lease was renewed 10 s before NOW: the next renewal is due by 1.25 durations
+    // later (OCM's jitter) and given 15 s to arrive, NOW + 80 s; the pods wait for it.
     const first = statusOf(cell(), healthy());
-    const busier = [
-      ...healthy(),
-      hostNamespace('tenant-a'),
-      pod('p1', 'tenant-a', 'n1', [{ cpu: '1' }]),
-    ];
     const held = syncCell(
-      syncRequest(fedBack(sortedKeys(first)), relatedOf(busier)),
+      syncRequest(fedBack(sortedKeys(first)), relatedOf(busier())),
       DEFAULT_CELL_CONFIG,
       at(20),
     );
     expect(JSON.stringify(held.status), 'the previous status, as stored').to.equal(
       JSON.stringify(sortedKeys(first)),
     );
-    expect(held.resyncAfterSeconds, 'a sync when the hold ends').to.equal(40);
-    const written = statusOf(fedBack(first), busier, [], at(60));
+    expect(held.resyncAfterSeconds, 'a sync when the hold ends').to.equal(60);
+    const stillHeld = statusOf(fedBack(first), busier(), [], at(79));
+    expect(stillHeld.observedAt).to.equal(first.observedAt);
+    const written = statusOf(fedBack(first), busier(), [], at(80));
     expect(written.inventory?.['cpu']?.requested).to.equal('1');
     expect(written.nodes?.find((n) => n.name === 'n1')?.activeRequested).to.deep.equal({
       cpu: '1',
     });
-    expect(written.observedAt).to.equal('2026-11-30T12:01:00Z');
+    expect(written.observedAt).to.equal('2026-11-30T12:01:20Z');
+  });
+
+  it('writes pods with the renewal that arrives during the hold', () => {
+    const first = statusOf(cell(), healthy());
+    const renewed = [...busier().filter((o) => o.kind !== 'Lease'), lease(-65)];
+    const written = statusOf(fedBack(first), renewed, [], at(65));
+    expect(written.observedAt).to.equal('2026-11-30T12:01:05Z');
+    expect(written.inventory?.['cpu']?.requested).to.equal('1');
+  });
+
+  it('holds pods 60 s without a fresh lease, and never more than 120 s after the last write', () => {
+    const noLease = busier().filter((o) => o.kind !== 'Lease');
+    const unleasedFirst = statusOf(
+      cell(),
+      noLease.filter((o) => o.kind !== 'Pod'),
+    );
+    expect(statusOf(fedBack(unleasedFirst), noLease, [], at(59)).observedAt).to.equal(
+      unleasedFirst.observedAt,
+    );
+    expect(statusOf(fedBack(unleasedFirst), noLease, [], at(60)).observedAt).to.equal(
+      '2026-11-30T12:01:00Z',
+    );
+    // A 300-s lease's next renewal is due far later: the hold stops at 120 s.
+    const longLease = (objects: KubernetesObject[]) =>
+      objects.map((o) =>
+        o.kind === 'ManagedCluster'
+          ? { ...o, spec: { hubAcceptsClient: true, leaseDurationSeconds: 300 } }
+          : o,
+      );
+    const first = statusOf(cell(), longLease(healthy()));
+    const held = syncCell(
+      syncRequest(fedBack(first), relatedOf(longLease(busier()))),
+      DEFAULT_CELL_CONFIG,
+      at(100),
+    );
+    expect((held.status as CellStatus).observedAt).to.equal(first.observedAt);
+    expect(held.resyncAfterSeconds).to.equal(20);
+    expect(statusOf(fedBack(first), longLease(busier()), [], at(120)).observedAt).to.equal(
+      '2026-11-30T12:02:00Z',
+    );
+  });
+
+  it('is written once per renewal under 1 pod/s of churn, whatever the renewal jitter', () => {
+    // A model of the idle benchmark's churn point: a pod changes every second, the 60-s lease
+    // is renewed every 60 to 75 s (OCM's 25 % jitter), each sync sees the last written status.
+    for (const period of [60, 61, 67, 75]) {
+      let stored: CellStatus | undefined;
+      let writes = 0;
+      let renewedAt = 0;
+      for (let second = 0; second < 600; second += 1) {
+        if (second > 0 && second % period === 0) renewedAt = second;
+        const objects = [
+          ...healthy().filter((o) => o.kind !== 'Lease'),
+          lease(-renewedAt),
+          hostNamespace('tenant-a'),
+          pod(`p${second}`, 'tenant-a', 'n1', [{ cpu: String(1 + (second % 3)) }]),
+        ];
+        const status = statusOf(stored ? fedBack(stored) : cell(), objects, [], at(second));
+        const wire = sortedKeys(JSON.parse(JSON.stringify(status)) as CellStatus);
+        if (JSON.stringify(wire) !== JSON.stringify(stored)) writes += 1;
+        stored = wire;
+      }
+      const renewals = Math.floor(599 / period);
+      expect(writes, `renewals every ${period} s`).to.equal(renewals + 1);
+    }
   });
 
   it('ignores what it does not publish: Node heartbeats and annotations', () => {

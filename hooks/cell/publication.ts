@@ -7,11 +7,12 @@
  * - **Unchanged**: the previous observedAt is kept while it is younger than HEARTBEAT_SECONDS, so
  *   an idle Cell is not rewritten on every sync; after that it becomes now (the heartbeat, which
  *   lets a reader tell a live Cell controller from a dead one).
- * - **Only pod requests changed** (POD_REQUEST_FIELDS): within POD_REQUEST_HOLD_SECONDS of the
- *   last write the previous status is returned as it was, and the Cell asks for a sync when the
- *   hold ends. Pods come and go every second on a busy Cell; without the hold each one would be a
- *   write. Anything else (a Node, the lease, a committed entitlement, a condition) is written at
- *   once.
+ * - **Only pod requests changed** (POD_REQUEST_FIELDS): the previous status is returned as it
+ *   was until the hold ends (holdEnds), and the Cell asks for a sync then. Pods come and go every
+ *   second on a busy Cell; without the hold each one would be a write. While the lease is renewed
+ *   on time the hold lasts until the next renewal is due, so the pods ride on the renewal's write
+ *   instead of a write of their own just before it. Anything else (a Node, the lease, a committed
+ *   entitlement, a condition) is written at once.
  * - **Anything else changed**: written with observedAt now.
  *
  * The per-Node, storage and NodePort observedAt times of a Local Cell are the status's own:
@@ -28,10 +29,22 @@ import { formatTime } from '../status/conditions.js';
 export const HEARTBEAT_SECONDS = 300;
 /**
  * Shortest time from the last write to one that only changes pod requests: OCM's default lease
- * period, so that a busy Cell is written about once a minute (each lease renewal carries the pod
- * requests too), twice at most (the idle benchmark measured 2.5 writes a minute at 30 s).
+ * period (the idle benchmark measured 2.5 writes a minute with a 30-s hold).
  */
 export const POD_REQUEST_HOLD_SECONDS = 60;
+/** Longest time from the last write to one that only changes pod requests, whatever the lease. */
+export const POD_REQUEST_HOLD_MAX_SECONDS = 120;
+/**
+ * OCM's agent renews every leaseDurationSeconds plus a jitter of up to 25 % (liveness.ts,
+ * RENEWAL_OVERDUE_DURATIONS), so the next renewal is due by renewTime + 1.25 durations.
+ */
+const RENEWAL_DUE_DURATIONS = 1.25;
+/**
+ * Allowed for a renewal to reach the Cell's sync: the Lease event, Metacontroller's queue and a
+ * busy Cell's previous sync. A 60-s hold that ended at the renewal itself measured 2.5 writes a
+ * minute under 1 pod/s of churn (idle benchmark, issue 25): pods written just before each renewal.
+ */
+const RENEWAL_DELIVERY_SECONDS = 15;
 
 export interface Publication {
   status: CellStatus;
@@ -51,10 +64,32 @@ export function publish(
   if (previous && young(HEARTBEAT_SECONDS) && sameContent(previous, next)) {
     return { status: stamped(next, kept as string), dueInSeconds: dueIn(age, HEARTBEAT_SECONDS) };
   }
-  if (previous && young(POD_REQUEST_HOLD_SECONDS) && samePlacement(previous, next)) {
-    return { status: previous, dueInSeconds: dueIn(age, POD_REQUEST_HOLD_SECONDS) };
+  const holdMs = kept === undefined ? NaN : holdEnds(next, Date.parse(kept)) - Date.parse(kept);
+  if (previous && age >= 0 && age < holdMs && samePlacement(previous, next)) {
+    return { status: previous, dueInSeconds: dueIn(age, holdMs / 1000) };
   }
   return { status: stamped(next, formatTime(now)), dueInSeconds: HEARTBEAT_SECONDS };
+}
+
+/**
+ * When a change to pod requests alone, held since the last write at `writtenAt` (ms), is written:
+ * POD_REQUEST_HOLD_SECONDS after it, or, while the lease is renewed on time, once the next renewal
+ * is due and has had time to arrive (it writes the pods with it), but never later than
+ * POD_REQUEST_HOLD_MAX_SECONDS after the last write. Read from the new status alone (the lease as
+ * this sync judged it), so the answer stays a pure function of its inputs.
+ */
+function holdEnds(next: CellStatus, writtenAt: number): number {
+  const shortest = writtenAt + POD_REQUEST_HOLD_SECONDS * 1000;
+  const lease = next.managedCluster;
+  const renewedAt = lease?.leaseFresh === true ? Date.parse(lease.leaseRenewTime ?? '') : NaN;
+  if (Number.isNaN(renewedAt) || lease?.leaseDurationSeconds === undefined) return shortest;
+  const renewalArrives =
+    renewedAt +
+    (RENEWAL_DUE_DURATIONS * lease.leaseDurationSeconds + RENEWAL_DELIVERY_SECONDS) * 1000;
+  return Math.max(
+    shortest,
+    Math.min(writtenAt + POD_REQUEST_HOLD_MAX_SECONDS * 1000, renewalArrives),
+  );
 }
 
 function dueIn(ageMs: number, seconds: number): number {

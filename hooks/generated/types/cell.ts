@@ -34,7 +34,7 @@ delivery?: ("Local" | "ManifestWork")
 namespaceSelector?: NamespaceSelector
 }
 /**
- * Observed state of the Cell, computed by the kubecell-cell controller on every sync (at least every 60 seconds, and, once a lease renewal is overdue, at the instant the lease would go stale) and written when it changes. A change to pod requests alone (inventory requested, pending and availableEstimate; nodes[] activeRequested and pendingRequested) is written at most once a minute; while nothing changes only the observedAt times move, every 5 minutes. Read-only for users.
+ * Observed state of the Cell, computed by the kubecell-cell controller on every sync (on every change it observes, and at the instant something judged against the clock falls due: the lease's expiry, the heartbeat) and written when it changes. A change to pod requests alone (inventory requested, pending and availableEstimate; nodes[] activeRequested and pendingRequested) is written with the next lease renewal, 1 to 2 minutes after the last write; while nothing changes only the observedAt times move, every 5 minutes. Read-only for users.
  */
 export interface CellStatus {
 /**
