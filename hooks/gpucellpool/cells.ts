@@ -9,7 +9,7 @@
  */
 import type { GPUCellPool, GPUCellStatus } from '../generated/types/index.js';
 import type { Readiness } from './assess.js';
-import { CELL_PHASES, LABEL_KEYS, type CellPhase } from './constants.js';
+import { LABEL_KEYS, type CellPhase } from './constants.js';
 import { cellOrdinal, incarnationOf, machineName, userDataSecretName } from './names.js';
 import { currentNode, nodeReady } from './nodes.js';
 import type { MachineObject, NodeObject } from './objects.js';
@@ -55,8 +55,6 @@ export interface CellSeed {
   uuid?: string;
   retiring?: boolean;
 }
-
-const CELL_PHASE_SET: ReadonlySet<string> = new Set(CELL_PHASES);
 
 /** The cells the status lists, then the machines it does not list, taken back as their cells. */
 export function knownCells(context: CellContext): Cell[] {
@@ -104,28 +102,17 @@ function activePhase(cell: Pick<Cell, 'machine' | 'node'>, blocker: Readiness): 
   return 'Provisioning';
 }
 
-/** The cells of `status.cells` that can be read: named, each name once. */
+/**
+ * The cells `status.cells` lists. The validation layer checked the status against the schema
+ * (hooks/controllers/request-validation.ts): every entry is named, each name once (a list map).
+ */
 export function previousCells(pool: GPUCellPool): GPUCellStatus[] {
-  const cells = pool.status?.cells;
-  if (!Array.isArray(cells)) return [];
-  const seen = new Set<string>();
-  return cells.filter((cell): cell is GPUCellStatus => {
-    const ok =
-      typeof cell === 'object' &&
-      cell !== null &&
-      typeof cell.name === 'string' &&
-      cell.name !== '' &&
-      !seen.has(cell.name);
-    if (ok) seen.add(cell.name);
-    return ok;
-  });
+  return pool.status?.cells ?? [];
 }
 
 function recordedSeed(context: CellContext, recorded: GPUCellStatus): CellSeed {
   const incarnation = incarnationOf(recorded.name, recorded.vm) ?? 0;
-  const previousPhase = CELL_PHASE_SET.has(String(recorded.phase))
-    ? (recorded.phase as CellPhase)
-    : undefined;
+  const previousPhase = recorded.phase;
   const retiring = previousPhase === 'Retiring' || previousPhase === 'Deleting';
   const lost =
     !retiring &&

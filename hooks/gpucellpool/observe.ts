@@ -11,7 +11,6 @@
  * whole sync (customize.ts, served-kinds.ts).
  */
 import type { GPUCellPool, TypedObjectReference } from '../generated/types/index.js';
-import { isJsonObject } from '../json/json.js';
 import { TYPE_KEYS } from '../kube/objects.js';
 import {
   childKey,
@@ -65,11 +64,12 @@ export interface PoolObservation {
   infrastructureClones?: Set<string>;
 }
 
+/**
+ * The objects of one group, or undefined when the group is missing. The request parser made every
+ * group an object map and checked every object's identity (hooks/metacontroller/request-shape.ts).
+ */
 function group<T extends KubernetesObject>(map: ObjectMap, key: string): T[] | undefined {
-  if (!isJsonObject(map[key])) return undefined;
-  return listObjects<T>(map, key).filter(
-    (object) => isJsonObject(object) && isJsonObject(object.metadata),
-  );
+  return map[key] === undefined ? undefined : listObjects<T>(map, key);
 }
 
 function inNamespace<T extends KubernetesObject>(

@@ -66,11 +66,8 @@ function autoscale(
   const { pool, now } = input;
   const min = autoscaling.minReplicas ?? SPEC_DEFAULTS.minReplicas;
   const max = Math.max(min, autoscaling.maxReplicas);
-  const recorded = input.previous.desiredReplicas;
-  const start =
-    typeof recorded === 'number' && Number.isInteger(recorded) && recorded >= 0
-      ? recorded
-      : replicas;
+  // The schema makes a recorded desiredReplicas a non-negative integer.
+  const start = input.previous.desiredReplicas ?? replicas;
   return decideScale({
     minReplicas: min,
     maxReplicas: max,

@@ -149,7 +149,7 @@ function poolInput(request: CompositeSyncRequest<GPUCellPool>, options: SyncOpti
   const { config, now, finalizing } = options;
   return {
     pool,
-    previous: typeof pool.status === 'object' && pool.status !== null ? pool.status : {},
+    previous: pool.status ?? {},
     observation: observePool(pool, request.children, request.related, config),
     config,
     now,
