@@ -170,7 +170,7 @@ export function conditionsLine(pool: ObjectWithStatus | undefined): string {
     .join('; ');
 }
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 /** The documents of samples/<file>, namespaced objects moved into `namespace`. */
 export function samplesIn(file: string, namespace: string): Json[] {
