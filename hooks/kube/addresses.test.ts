@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { validateCell, validateVirtualCluster } from '../generated/validators.js';
-import { isDnsHostname, isEndpointAddress, isIpAddress } from './addresses.js';
+import { isDnsHostname, isEndpointAddress, isIpAddress, isPort } from './addresses.js';
 import { PROXY_INJECTION } from './testing.js';
 
 const IPS = [
@@ -129,5 +129,26 @@ describe('addresses KubeCell writes (hooks/kube/addresses.ts, issue 23)', () => 
       [],
     );
     expect(HOSTILE.filter(([, value]) => schemaIp(value)).map(([why]) => why)).to.deep.equal([]);
+  });
+});
+
+describe('ports', () => {
+  it('takes the integers from 1 to 65535, nothing else', () => {
+    for (const port of [1, 80, 30000, 32767, 65535])
+      expect(isPort(port), String(port)).to.equal(true);
+    const refused = [
+      0,
+      -1,
+      65536,
+      70000,
+      31000.5,
+      NaN,
+      Infinity,
+      '31000',
+      null,
+      undefined,
+      [31000],
+    ];
+    for (const value of refused) expect(isPort(value), String(value)).to.equal(false);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The addresses KubeCell writes into a status or splices into a server URL (issue 23): a Node's
  * InternalIP in a Cell's status.nodeAddresses, a VirtualCluster's endpoint address in
- * status.resolved, status.endpoint and the published kubeconfig's `server:`. Node addresses and
+ * status.resolved, status.endpoint and the published kubeconfig's `server:`, and the port beside
+ * it (a Service's NodePort, as observed or fed back through a ManifestWork). Node addresses and
  * agent reports come from outside the hook server's trust, and a value such as
  * `[::1]\u2028    proxy-url: http://evil.example` written into a kubeconfig line would become a
  * field of its own; so each is checked here before it is written or used.
@@ -44,4 +45,9 @@ export function isDnsHostname(value: unknown): value is string {
 /** What a VirtualCluster's endpoint (and so a kubeconfig's server URL) may be built from. */
 export function isEndpointAddress(value: unknown): value is string {
   return isIpAddress(value) || isDnsHostname(value);
+}
+
+/** A TCP or UDP port number: an integer from 1 to 65535 (a NodePort, a Service port). */
+export function isPort(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 65535;
 }

@@ -19,7 +19,7 @@
  * their formatting; comments are dropped.
  */
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
-import { isEndpointAddress, isIpAddress } from '../kube/addresses.js';
+import { isEndpointAddress, isIpAddress, isPort } from '../kube/addresses.js';
 import { memoiseByText, stringBytes, type TextMemoStats } from '../memo/bounded-memo.js';
 import { describeForbiddenCharacter, firstForbiddenCharacter } from './kubeconfig-characters.js';
 import {
@@ -89,12 +89,11 @@ function isEndpointUrl(server: string): boolean {
   if (match === null) return false;
   const [, bracketed, plain, port] = match;
   const host = bracketed ?? plain;
-  const portNumber = Number(port);
   const hostOk =
     bracketed !== undefined
       ? isIpAddress(host) && host!.includes(':')
       : isEndpointAddress(host) && !host!.includes(':');
-  return hostOk && portNumber >= 1 && portNumber <= 65535;
+  return hostOk && isPort(Number(port));
 }
 
 /**

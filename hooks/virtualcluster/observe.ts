@@ -16,6 +16,7 @@ import type {
 } from '../generated/types/index.js';
 import { TYPE_KEYS, type Namespace, type ObjectCondition } from '../kube/objects.js';
 import { isJsonObject } from '../json/json.js';
+import { isPort } from '../kube/addresses.js';
 import {
   findObject,
   observedGroup,
@@ -268,12 +269,7 @@ function allocatedNodePort(service: ServiceObject | undefined): number | undefin
   if (!Array.isArray(ports)) return undefined;
   const port = ports.find((p) => p?.name === API_PORT_NAME) ?? ports[0];
   const nodePort = port?.nodePort;
-  return typeof nodePort === 'number' &&
-    Number.isInteger(nodePort) &&
-    nodePort > 0 &&
-    nodePort <= 65535
-    ? nodePort
-    : undefined;
+  return isPort(nodePort) ? nodePort : undefined;
 }
 
 /** The status the previous sync wrote, read defensively (the request is not validated). */

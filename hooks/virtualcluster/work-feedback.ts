@@ -26,6 +26,7 @@ import {
 import { SealingError, unseal, type ExpectedSeal } from '../remote/sealing.js';
 import { parseAgentPublicKey, type SealingKeys } from '../remote/sealing-keys.js';
 import { isJsonObject } from '../json/json.js';
+import { isPort } from '../kube/addresses.js';
 import { K3K_API_VERSION, KUBECONFIG_KEY } from './constants.js';
 import {
   configMapMeta,
@@ -132,9 +133,7 @@ function fedBackPort(
     FEEDBACK.nodePort,
   );
   const port: unknown = value?.type === 'Integer' && 'integer' in value ? value.integer : undefined;
-  return typeof port === 'number' && Number.isInteger(port) && port > 0 && port <= 65535
-    ? port
-    : undefined;
+  return isPort(port) ? port : undefined;
 }
 
 /**
