@@ -6,10 +6,8 @@
  */
 import type { ResolvedPlacement, VirtualCluster } from '../generated/types/index.js';
 import { isJsonObject } from '../json/json.js';
-import { endpointUrl } from './kubeconfig.js';
 import type { VirtualClusterObservation } from './observe.js';
-import type { ChildrenState, Placement } from './placement.js';
-import { secretPointsAt } from './kubeconfig-secret.js';
+import { childrenAt, type ChildrenState, type Placement } from './placement.js';
 import { renderVirtualCluster } from './render.js';
 import {
   childrenAppliedCondition,
@@ -37,21 +35,12 @@ export function localPlacement(
   };
 }
 
-/** The NodePort, the endpoint URL, whether the kubeconfig points at it, the quota in force. */
+/** Once resolved, the NodePort the apiserver allocated; the quota in force when it reports one. */
 function localChildren(
   resolved: ResolvedPlacement | undefined,
   observation: VirtualClusterObservation,
 ): ChildrenState {
-  const port = resolved === undefined ? undefined : observation.children.nodePort;
-  const url =
-    resolved !== undefined && port !== undefined
-      ? endpointUrl(resolved.endpointAddress, port)
-      : undefined;
-  const hard = observation.children.resourceQuota?.status?.hard;
-  return {
-    ...(port === undefined ? {} : { port }),
-    ...(url === undefined ? {} : { url }),
-    published: url !== undefined && secretPointsAt(observation.children.secret, url),
-    quotaInPlace: isJsonObject(hard) && Object.keys(hard).length > 0,
-  };
+  const { nodePort, secret, resourceQuota } = observation.children;
+  const hard = resourceQuota?.status?.hard;
+  return childrenAt(resolved, nodePort, secret, isJsonObject(hard) && Object.keys(hard).length > 0);
 }

@@ -11,6 +11,10 @@
  * children the sync returns (`render`, the render phase) and the conditions on them
  * (`conditions`, the status phase, given what `render` returned).
  */
+import type { ResolvedPlacement } from '../generated/types/index.js';
+import { endpointUrl } from './kubeconfig.js';
+import { secretPointsAt } from './kubeconfig-secret.js';
+import type { SecretObject } from './observe.js';
 import type { Verdict } from './status.js';
 import type { Rendering } from './render.js';
 
@@ -24,6 +28,22 @@ export interface ChildrenState {
   published: boolean;
   /** The ResourceQuota reports a non-empty `status.hard` (not seen on a ManifestWork Cell). */
   quotaInPlace: boolean;
+}
+
+/**
+ * The state of the children, wherever they are: the NodePort (known only once resolved), the
+ * endpoint URL built from it, whether the published Secret points at that URL, and whether the
+ * quota is in force.
+ */
+export function childrenAt(
+  resolved: ResolvedPlacement | undefined,
+  port: number | undefined,
+  secret: SecretObject | undefined,
+  quotaInPlace: boolean,
+): ChildrenState {
+  if (resolved === undefined || port === undefined) return { published: false, quotaInPlace };
+  const url = endpointUrl(resolved.endpointAddress, port);
+  return { port, url, published: secretPointsAt(secret, url), quotaInPlace };
 }
 
 /** ChildrenApplied, K3kReady, KubeconfigPublished and what Ready waits for among them. */

@@ -7,9 +7,8 @@
  */
 import type { ResolvedPlacement, VirtualCluster } from '../generated/types/index.js';
 import type { SealingKeys } from '../remote/sealing-keys.js';
-import { endpointUrl } from './kubeconfig.js';
 import type { VirtualClusterObservation } from './observe.js';
-import type { ChildrenState, Placement } from './placement.js';
+import { childrenAt, type Placement } from './placement.js';
 import { readWork, renderWorkChildren } from './work-feedback.js';
 import {
   workChildrenAppliedCondition,
@@ -18,7 +17,6 @@ import {
   workMissingForReady,
   workReadyMessage,
 } from './work-conditions.js';
-import { secretPointsAt } from './kubeconfig-secret.js';
 import type { RenderedChildren } from './render.js';
 
 export function workPlacement(
@@ -28,14 +26,8 @@ export function workPlacement(
   sealingKeys: SealingKeys | undefined,
 ): Placement<RenderedChildren> {
   const workState = readWork(vc, resolved, observation, sealingKeys);
-  const { port } = workState;
-  const url = port === undefined ? undefined : endpointUrl(resolved.endpointAddress, port);
-  const children: ChildrenState = {
-    ...(port === undefined ? {} : { port }),
-    ...(url === undefined ? {} : { url }),
-    published: url !== undefined && secretPointsAt(observation.children.secret, url),
-    quotaInPlace: false,
-  };
+  // The quota is on the managed cluster, which the hub does not see.
+  const children = childrenAt(resolved, workState.port, observation.children.secret, false);
   return {
     children,
     render: () => renderWorkChildren(vc, resolved, observation, workState),
