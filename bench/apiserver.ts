@@ -28,8 +28,8 @@ import {
   syncRequest,
   virtualCluster,
 } from '../hooks/virtualcluster/testing.js';
-import { startControlPlane, type ControlPlane } from '../test/cluster/control-plane.js';
-import { crdNamesIn, installCrds, upstreamCrdFiles } from '../test/cluster/crds.js';
+import { startControlPlane, type ControlPlane } from '../harness/cluster/control-plane.js';
+import { crdNamesIn, installCrds, upstreamCrdFiles } from '../harness/cluster/crds.js';
 import { uid } from './bodies.js';
 
 export interface Latencies {

@@ -1,6 +1,6 @@
 /**
  * One identity's requests to the apiserver, counted from kube-apiserver's audit log (JSON lines,
- * audit.k8s.io/v1 Events; test/cluster/audit.ts writes the policy): by verb and resource, by
+ * audit.k8s.io/v1 Events; harness/cluster/audit.ts writes the policy): by verb and resource, by
  * response code class, and those not answered with 2xx.
  *
  * client-go's `rest_client_requests_total` counts by method and code only; the audit log names

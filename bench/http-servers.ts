@@ -18,7 +18,7 @@
 import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { selfSignedCertificate } from '../hooks/admission/testing.js';
-import { freeLoopbackPorts } from '../test/cluster/ports.js';
+import { freeLoopbackPorts } from '../harness/cluster/ports.js';
 import { writeStubKubeconfig } from './apiserver-stub.js';
 import type { Listener } from './http-cases.js';
 import { startServer, type Server } from './processes.js';

@@ -8,7 +8,7 @@
  * pkg/controller/common/customize/manager.go) and its queue merges triggers.
  */
 import { readFileSync } from 'node:fs';
-import type { KubeObject } from '../test/simulate/index.js';
+import type { KubeObject } from '../harness/simulate/index.js';
 import { Watch, type AdminConnection } from './watch.js';
 import { round } from './stats.js';
 

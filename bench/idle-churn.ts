@@ -10,7 +10,12 @@
  * a Pending one's as pendingRequested). No kubelet confirms a deletion either, so a pod is deleted
  * with gracePeriodSeconds 0, as the kubelet's final delete is.
  */
-import { formatTime, isConflict, resourcePath, type KubeClient } from '../test/simulate/index.js';
+import {
+  formatTime,
+  isConflict,
+  resourcePath,
+  type KubeClient,
+} from '../harness/simulate/index.js';
 import { sleep } from './poll.js';
 
 export interface ChurnOptions {

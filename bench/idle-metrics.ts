@@ -8,8 +8,8 @@
 import https from 'node:https';
 import os from 'node:os';
 import { statSync } from 'node:fs';
-import type { KubeCellStack } from '../test/cluster/kubecell-stack.js';
-import { KubeClient, resourcePath, type KubeObject } from '../test/simulate/index.js';
+import type { KubeCellStack } from '../harness/cluster/kubecell-stack.js';
+import { KubeClient, resourcePath, type KubeObject } from '../harness/simulate/index.js';
 import { difference, scrape, sum, type Sample } from './prometheus.js';
 import { hookCallsOf } from './metacontroller.js';
 import { round } from './stats.js';

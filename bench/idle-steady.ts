@@ -2,8 +2,8 @@
  * The steady state of the idle benchmark (bench/idle.ts, issue 24): reaching it, counting the
  * Cell's writes in it, and the quiet window (where it fits, the queues drained first).
  */
-import type { KubeCellStack } from '../test/cluster/kubecell-stack.js';
-import type { Simulation } from '../test/simulate/index.js';
+import type { KubeCellStack } from '../harness/cluster/kubecell-stack.js';
+import type { Simulation } from '../harness/simulate/index.js';
 import { cellLivenessRecordName } from '../hooks/api/cell-liveness-record.js';
 import type { ChangeLog } from './idle-changes.js';
 import type { IdleCase } from './idle-cases.js';

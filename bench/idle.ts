@@ -2,12 +2,12 @@
  * The idle cost of a quiet cluster, through the real Metacontroller (issues 14 and 24).
  *
  * For each point (N profile Nodes, M VirtualClusters, a lease period, a pod churn rate:
- * bench/idle-cases.ts), in a fresh stack of its own (test/cluster/kubecell-stack.ts: etcd,
+ * bench/idle-cases.ts), in a fresh stack of its own (harness/cluster/kubecell-stack.ts: etcd,
  * kube-apiserver, kube-controller-manager, KubeCell's CRDs, RBAC, hook server and admission
  * webhook, Metacontroller v4.17.2 with server-side apply and its client-go rate limit raised as the
  * README's install section recommends, KubeCell's controllers without the GPUCellPool ones):
  *
- * 1. the simulated outside world (test/simulate): the provider baseline, the Cell's
+ * 1. the simulated outside world (harness/simulate): the provider baseline, the Cell's
  *    ManagedCluster joined with spec.leaseDurationSeconds = the point's lease period and its lease
  *    renewed at that interval (as OCM's agent renews it: ocm v1.3.1
  *    pkg/registration/spoke/lease/lease_controller.go), N Ready Nodes of the Cell's machine
@@ -36,15 +36,15 @@
  * 7. the annotation probe: one VirtualCluster annotated, the size of the sync requests that follow
  *    (a steady-state cluster may sync no VirtualCluster at all in the window).
  */
-import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { startKubeCellStack, type KubeCellStack } from '../test/cluster/kubecell-stack.js';
+import { startKubeCellStack, type KubeCellStack } from '../harness/cluster/kubecell-stack.js';
 import {
   KubeClient,
   resourcePath,
   startSimulation,
   type Simulation,
-} from '../test/simulate/index.js';
+} from '../harness/simulate/index.js';
+import { readPinnedVersions } from '../harness/cluster/versions.js';
 import { adminConnection, type AdminConnection } from './watch.js';
 import { flagValues } from './metacontroller-log.js';
 import { processCpu, type FlagSetResult } from './metacontroller.js';
@@ -293,7 +293,7 @@ async function measurePoint(
   }
 }
 
-/** The simulated outside world of a point (test/simulate). */
+/** The simulated outside world of a point (harness/simulate). */
 function simulateWorld(
   client: KubeClient,
   point: IdleCase,
@@ -401,9 +401,7 @@ function summary(point: IdlePointResult): string {
 }
 
 export async function runIdleBenchmark(options: IdleOptions): Promise<IdleResult> {
-  const versions = JSON.parse(
-    readFileSync(new URL('../test/cluster/versions.json', import.meta.url), 'utf8'),
-  ) as { metacontroller: { version: string } };
+  const versions = readPinnedVersions();
   let gitCommit: string | undefined;
   try {
     gitCommit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
@@ -434,7 +432,7 @@ export async function runIdleBenchmark(options: IdleOptions): Promise<IdleResult
       k3kIntervalMs: options.k3kIntervalMs,
       churnKeep: options.churnKeep,
       classEntitlement: CLASS_ENTITLEMENT,
-      nodeCapacity: 'test/simulate defaults: 32 cpu, 256Gi memory, 110 pods, 1 TiB TopoLVM',
+      nodeCapacity: 'harness/simulate defaults: 32 cpu, 256Gi memory, 110 pods, 1 TiB TopoLVM',
     },
     points: [],
   };

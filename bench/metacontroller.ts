@@ -1,12 +1,12 @@
 /**
  * Apply → Ready through the real Metacontroller.
  *
- * For each Metacontroller flag set, in a fresh stack of its own (test/cluster/kubecell-stack.ts:
+ * For each Metacontroller flag set, in a fresh stack of its own (harness/cluster/kubecell-stack.ts:
  * etcd, kube-apiserver, kube-controller-manager, KubeCell's CRDs, RBAC, hook server and
  * admission webhook, Metacontroller v4.17.2 as metacontroller/metacontroller with server-side
  * apply, KubeCell's controllers without the GPUCellPool ones):
  *
- * 1. the simulated outside world (test/simulate): the provider baseline, one ManagedCluster
+ * 1. the simulated outside world (harness/simulate): the provider baseline, one ManagedCluster
  *    that joins and renews its lease, a few Nodes of the Cell's machine profile, and k3k
  *    (K3kSimulator, polling every `k3kIntervalMs`);
  * 2. Metacontroller's requests counted for 10 s while it has nothing to do (its API discovery,
@@ -26,21 +26,22 @@
  * bucket lets through, burst + QPS × the wave's duration; by verb and resource from the
  * apiserver's audit log, which records Metacontroller's requests only), its work queue, CPU time.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import os from 'node:os';
-import { serviceAccountUserName } from '../test/cluster/audit.js';
+import { serviceAccountUserName } from '../harness/cluster/audit.js';
 import {
   METACONTROLLER_SERVICE_ACCOUNT,
   startKubeCellStack,
   type KubeCellStack,
-} from '../test/cluster/kubecell-stack.js';
+} from '../harness/cluster/kubecell-stack.js';
 import {
   KubeClient,
   resourcePath,
   startSimulation,
   type KubeObject,
   type Simulation,
-} from '../test/simulate/index.js';
+} from '../harness/simulate/index.js';
+import { readPinnedVersions } from '../harness/cluster/versions.js';
 import { auditLogOffset, perEach, readAuditRequests, type AuditCounts } from './audit-log.js';
 import { cpuMsOf } from './processes.js';
 import { type Stats, stats, round } from './stats.js';
@@ -636,9 +637,7 @@ async function runFlagSet(
 export async function runMetacontrollerBenchmark(
   options: MetacontrollerOptions,
 ): Promise<MetacontrollerResult> {
-  const versions = JSON.parse(
-    readFileSync(new URL('../test/cluster/versions.json', import.meta.url), 'utf8'),
-  ) as { metacontroller: { version: string } };
+  const versions = readPinnedVersions();
   const result: MetacontrollerResult = {
     measured: false,
     metacontrollerVersion: versions.metacontroller.version,

@@ -6,7 +6,7 @@
  * ManifestWorks' sizes, and what changed on the hub (watches), to tell what each sync followed.
  */
 import { virtualClusterObject } from './world.js';
-import { resourcePath } from '../test/simulate/index.js';
+import { resourcePath } from '../harness/simulate/index.js';
 import {
   allVirtualClustersReady,
   bytesOf,

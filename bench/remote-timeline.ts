@@ -5,8 +5,8 @@
  * k3k simulator says when it served the Cluster; the cell agent's log says when its passes ran.
  */
 import { readFileSync } from 'node:fs';
-import { resourcePath, type KubeClient, type KubeObject } from '../test/simulate/index.js';
-import type { K3kSimulator } from '../test/simulate/k3k.js';
+import { resourcePath, type KubeClient, type KubeObject } from '../harness/simulate/index.js';
+import type { K3kSimulator } from '../harness/simulate/k3k.js';
 import { round } from './stats.js';
 import { until } from './poll.js';
 import { Watch, type AdminConnection } from './watch.js';

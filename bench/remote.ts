@@ -1,14 +1,14 @@
 /**
  * Remote Cells through the real OCM (issue 18), measured in one run:
  *
- * 1. Local: a fresh stack (test/cluster/kubecell-stack.ts, the simulated outside world of
- *    test/simulate on the hub: the Cell's ManagedCluster is the hub itself, `delivery: Local`),
+ * 1. Local: a fresh stack (harness/cluster/kubecell-stack.ts, the simulated outside world of
+ *    harness/simulate on the hub: the Cell's ManagedCluster is the hub itself, `delivery: Local`),
  *    one Cell with `localNodes` Nodes, then ONE VirtualCluster: apply → Ready, step by step.
  * 2. Remote: a fresh hub with the real OCM hub (registration controller, work manager) and
  *    `clusters` managed control planes joined to it by OCM's real registration and work agents
  *    (ocm-managed.ts), with the intervals run.ts gives (lease 60 s and cluster health check 60 s:
  *    OCM's defaults; the work agent's status sync: what docs/remote-cells.md recommends). On each
- *    managed cluster test/simulate registers `nodesPerCluster` Nodes of its own machine profile
+ *    managed cluster harness/simulate registers `nodesPerCluster` Nodes of its own machine profile
  *    and plays k3k; a Cell with `delivery: ManifestWork` on each; the KubeCell cell agent runs on
  *    each exactly as its delivered Deployment says (test/cluster/e2e/remote-fixtures.ts
  *    runDeliveredAgent: its command, environment, its ServiceAccount's token;
@@ -27,10 +27,10 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { virtualClusterWorkName } from '../hooks/remote/contract.js';
-import { k3kCrdFiles } from '../test/cluster/crds.js';
-import { startKubeCellStack, type KubeCellStack } from '../test/cluster/kubecell-stack.js';
-import { startOcmManagedCluster, type OcmManagedCluster } from '../test/cluster/ocm.js';
-import type { ManagedProcess } from '../test/cluster/processes.js';
+import { k3kCrdFiles } from '../harness/cluster/crds.js';
+import { startKubeCellStack, type KubeCellStack } from '../harness/cluster/kubecell-stack.js';
+import { startOcmManagedCluster, type OcmManagedCluster } from '../harness/cluster/ocm.js';
+import type { ManagedProcess } from '../harness/cluster/processes.js';
 import { runDeliveredAgent, writeSealingKey } from '../test/cluster/e2e/remote-fixtures.js';
 import {
   KubeClient,
@@ -38,7 +38,7 @@ import {
   registerNode,
   startSimulation,
   type Simulation,
-} from '../test/simulate/index.js';
+} from '../harness/simulate/index.js';
 import { IDLE_METACONTROLLER_ARGS } from './idle.js';
 import { adminConnection, type AdminConnection } from './watch.js';
 import { processCpu } from './metacontroller.js';

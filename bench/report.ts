@@ -278,7 +278,7 @@ function metacontrollerMarkdown(result: MetacontrollerResult): string[] {
     return lines;
   }
   lines.push(
-    `Metacontroller ${result.metacontrollerVersion} (server-side apply) and KubeCell's controllers on the real control plane, one fresh stack per flag set; the outside world simulated (test/simulate): one Cell with ${result.setup.profileNodes} Nodes, k3k serving each Cluster at its next poll (every ${result.setup.k3kIntervalMs} ms). N host namespaces first, then N VirtualClusters applied one after another. Times in seconds: median / p90 / max over the VirtualClusters of the wave.`,
+    `Metacontroller ${result.metacontrollerVersion} (server-side apply) and KubeCell's controllers on the real control plane, one fresh stack per flag set; the outside world simulated (harness/simulate): one Cell with ${result.setup.profileNodes} Nodes, k3k serving each Cluster at its next poll (every ${result.setup.k3kIntervalMs} ms). N host namespaces first, then N VirtualClusters applied one after another. Times in seconds: median / p90 / max over the VirtualClusters of the wave.`,
     '',
     '| Flag set | Flags | Metacontroller ran with (its log) | Its requests while idle (API discovery, per s) | Load average (1 min) start / end |',
     '| --- | --- | --- | --- | --- |',

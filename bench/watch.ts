@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import { parse } from 'yaml';
-import type { KubeObject } from '../test/simulate/index.js';
+import type { KubeObject } from '../harness/simulate/index.js';
 
 export interface AdminConnection {
   server: URL;

@@ -2,7 +2,7 @@
  * The KubeCell objects the Metacontroller benchmarks apply as a user would: one Cell, one
  * VirtualNodeClass, and VirtualClusters on them. Each part passes its own names.
  */
-import { resourcePath, type KubeClient, type KubeObject } from '../test/simulate/index.js';
+import { resourcePath, type KubeClient, type KubeObject } from '../harness/simulate/index.js';
 import { until } from './poll.js';
 
 export interface BenchWorldNames {

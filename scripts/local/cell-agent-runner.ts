@@ -9,20 +9,20 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AGENT_NAME, AGENT_NAMESPACE } from '../../hooks/remote/contract.js';
-import type { ControlPlane } from '../../test/cluster/control-plane.js';
-import { writeTokenKubeconfig } from '../../test/cluster/kubeconfig.js';
+import type { ControlPlane } from '../../harness/cluster/control-plane.js';
+import { writeTokenKubeconfig } from '../../harness/cluster/kubeconfig.js';
 import {
   describeExit,
   logTail,
   startManagedProcess,
   type ManagedProcess,
-} from '../../test/cluster/processes.js';
+} from '../../harness/cluster/processes.js';
 import {
   Poller,
   resourcePath,
   type KubeClient,
   type KubeObject,
-} from '../../test/simulate/index.js';
+} from '../../harness/simulate/index.js';
 import { deliveredPod, processEnvironment, type DeliveredPod } from './delivered-pod.js';
 import { repoRoot } from './state.js';
 

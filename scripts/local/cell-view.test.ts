@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { API_VERSION } from '../../hooks/api/kinds.js';
-import { KubeClient, resourcePath } from '../../test/simulate/index.js';
+import { KubeClient, resourcePath } from '../../harness/simulate/index.js';
 import { CellViewClient, boundCluster } from './cell-view.js';
 import { REMOTE_CLUSTER_NAME } from './options.js';
 

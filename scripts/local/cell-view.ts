@@ -1,4 +1,4 @@
-// Which Cells each simulation of `local-up --simulate --remote` acts on. test/simulate/ reads
+// Which Cells each simulation of `local-up --simulate --remote` acts on. harness/simulate/ reads
 // the Cells of its own apiserver to know which ManagedClusters to join and which machine
 // profiles' Nodes to register. With --remote there are two apiservers and one set of Cells:
 //
@@ -11,7 +11,7 @@
 // CellViewClient is a KubeClient whose list of Cells comes from a chosen apiserver, filtered;
 // every other request goes to its own apiserver.
 import { API_VERSION } from '../../hooks/api/kinds.js';
-import { KubeClient, type KubeObject, type ListOptions } from '../../test/simulate/index.js';
+import { KubeClient, type KubeObject, type ListOptions } from '../../harness/simulate/index.js';
 
 const CELL_LIST_PATH = new RegExp(
   `^/apis/${API_VERSION.replace(/[.]/g, '\\.')}/(namespaces/[^/]+/)?cells$`,

@@ -83,7 +83,7 @@ async function main(): Promise<number> {
   );
   if (state.simulated) {
     say(
-      'The simulation (--simulate: test/simulate/) ran inside the supervisor and stopped with it.',
+      'The simulation (--simulate: harness/simulate/) ran inside the supervisor and stopped with it.',
     );
   }
   if (state.remote) {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import {
   CLUSTER_API_STAND_IN_KINDS,
   permissiveStandInCrd,
-} from '../../test/simulate/cluster-api-crds.js';
+} from '../../harness/simulate/cluster-api-crds.js';
 import {
   REMOTE_CLUSTER_NAME,
   REMOTE_LINES,
@@ -65,7 +65,7 @@ describe('local-up options', function () {
 
   it('labels the simulation and names what it plays and what that means', function () {
     const text = SIMULATED_LINES.join('\n');
-    expect(text).to.match(/^SIMULATED \(--simulate\): test\/simulate\//);
+    expect(text).to.match(/^SIMULATED \(--simulate\): harness\/simulate\//);
     for (const played of [
       'Open Cluster Management',
       'kubelets',
@@ -80,7 +80,7 @@ describe('local-up options', function () {
   });
 });
 
-describe('Cluster API stand-in CRDs (test/simulate/cluster-api-crds.ts)', function () {
+describe('Cluster API stand-in CRDs (harness/simulate/cluster-api-crds.ts)', function () {
   it('are permissive, namespaced and labelled as stand-ins', function () {
     const names = CLUSTER_API_STAND_IN_KINDS.map(
       (kind) => permissiveStandInCrd(kind).metadata.name,

@@ -6,7 +6,7 @@ export const USAGE = [
   '',
   "  (no option)   a real control plane with KubeCell's API, hook server, admission webhook,",
   '                Metacontroller and controllers; nothing plays the world around it',
-  '  --simulate    also run the SIMULATED outside world of test/simulate/ (OCM, kubelets, k3k,',
+  '  --simulate    also run the SIMULATED outside world of harness/simulate/ (OCM, kubelets, k3k,',
   '                KubeVirt, Cluster API), so that `kubectl apply -f samples/` becomes Ready',
   '  --remote      with --simulate: also run the REAL Open Cluster Management hub on that cluster',
   '                and a second control plane joined to it as ManagedCluster cell-remote by',
@@ -41,20 +41,20 @@ export function parseUpArguments(args: readonly string[]): UpOptions | 'help' | 
   return options;
 }
 
-/** Simulated Nodes per Cell machine profile (test/simulate's profileNodes.perProfile). */
+/** Simulated Nodes per Cell machine profile (harness/simulate's profileNodes.perProfile). */
 export const SIMULATED_NODES_PER_PROFILE = 2;
 
 /**
  * spec.leaseDurationSeconds of the ManagedClusters the hub's simulation creates for the Cells
  * (stack-start.ts passes it), and how often it renews their Lease managed-cluster-lease: OCM's
- * default, 60 s (test/simulate/ocm.ts DEFAULT_LEASE_DURATION_SECONDS), renewed every duration as
+ * default, 60 s (harness/simulate/ocm.ts DEFAULT_LEASE_DURATION_SECONDS), renewed every duration as
  * OCM's registration agent does. The summary states it, so both read this one value.
  */
 export const SIMULATED_LEASE_DURATION_SECONDS = 60;
 
 /** What the simulation plays, for the summary (up.ts) and the supervisor's log. */
 export const SIMULATED_LINES = [
-  'SIMULATED (--simulate): test/simulate/, the same code the cluster tests use, plays the world',
+  'SIMULATED (--simulate): harness/simulate/, the same code the cluster tests use, plays the world',
   'around KubeCell, writing through the API what the real components would write:',
   "  - Open Cluster Management: every Cell's ManagedCluster joins and its lease is renewed;",
   `  - kubelets: ${SIMULATED_NODES_PER_PROFILE} Ready Nodes per Cell machine profile (sim-<profile>-<n>), offering the`,
@@ -93,7 +93,7 @@ export const REMOTE_LINES = [
   `(etcd, kube-apiserver, kube-controller-manager) is joined to it as ManagedCluster`,
   `${REMOTE_CLUSTER_NAME} by OCM's real registration and work agents; its lease is theirs (the`,
   `simulated OCM leaves it alone), and the real registration controller judges every lease.`,
-  `On ${REMOTE_CLUSTER_NAME}, test/simulate/ plays the kubelets (${SIMULATED_NODES_PER_PROFILE} Nodes per machine profile of`,
+  `On ${REMOTE_CLUSTER_NAME}, harness/simulate/ plays the kubelets (${SIMULATED_NODES_PER_PROFILE} Nodes per machine profile of`,
   `the Cells bound to it), the provider baseline and k3k, and local-up runs the KubeCell cell`,
   'agent the hub delivers (ManifestWork kubecell-cell-agent) as a process, as a kubelet would',
   'run its Deployment: same command and environment, the token of its ServiceAccount',

@@ -9,7 +9,7 @@
 //                     placed on that Cell (remoteSample())
 //   agent/            the ConfigMaps the cell agent mounts, projected into files
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { writeSealingKey } from '../../test/cluster/certs.js';
+import { writeSealingKey } from '../../harness/cluster/certs.js';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { API_VERSION } from '../../hooks/api/kinds.js';

@@ -12,7 +12,7 @@ import { DEFAULT_DELIVERY_CONFIG } from '../../hooks/delivery/config.js';
 import { renderAgentWork } from '../../hooks/delivery/agent-work.js';
 import { loadPrivateKey } from '../../hooks/remote/sealing-keys.js';
 import { AGENT_NAME } from '../../hooks/remote/contract.js';
-import { resourcePath, type KubeObject } from '../../test/simulate/index.js';
+import { resourcePath, type KubeObject } from '../../harness/simulate/index.js';
 import { boundCluster, isCellListPath } from './cell-view.js';
 import { deliveredPod, processEnvironment, type DeliveredPod } from './delivered-pod.js';
 import { REMOTE_CLUSTER_NAME } from './options.js';

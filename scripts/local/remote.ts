@@ -1,21 +1,21 @@
 // `local-up --simulate --remote`: the second cluster beside the hub.
 //
-//   remoteStackOptions()  what the KubeCell stack (test/cluster/kubecell-stack.ts) starts on top
+//   remoteStackOptions()  what the KubeCell stack (harness/cluster/kubecell-stack.ts) starts on top
 //                         of today's hub: the real OCM hub (`ocmHub: 'real'`), a managed control
 //                         plane joined as cell-remote by OCM's real agents (with k3k's CRDs, which
 //                         the VirtualClusters' works carry; the work agent's status sync every
 //                         REMOTE_STATUS_SYNC_INTERVAL_SECONDS), and the hook server's sealing key
 //   hubSimulationClient() the hub's simulation, minus the Cells bound to cell-remote (cell-view.ts)
-//   startRemoteWorld()    on cell-remote: test/simulate/ (kubelets of the Cells bound to it,
+//   startRemoteWorld()    on cell-remote: harness/simulate/ (kubelets of the Cells bound to it,
 //                         the provider baseline, k3k; no OCM: the real agents are there) and the
 //                         KubeCell cell agent the hub delivers, run as a process
 //                         (cell-agent-runner.ts)
 import { chmodSync, copyFileSync } from 'node:fs';
-import type { KubeCellStack, KubeCellStackOptions } from '../../test/cluster/kubecell-stack.js';
-import { k3kCrdFiles } from '../../test/cluster/crds.js';
-import type { OcmManagedCluster } from '../../test/cluster/ocm.js';
-import type { ManagedProcess } from '../../test/cluster/processes.js';
-import { KubeClient, startSimulation, type Simulation } from '../../test/simulate/index.js';
+import type { KubeCellStack, KubeCellStackOptions } from '../../harness/cluster/kubecell-stack.js';
+import { k3kCrdFiles } from '../../harness/cluster/crds.js';
+import type { OcmManagedCluster } from '../../harness/cluster/ocm.js';
+import type { ManagedProcess } from '../../harness/cluster/processes.js';
+import { KubeClient, startSimulation, type Simulation } from '../../harness/simulate/index.js';
 import { CellAgentRunner } from './cell-agent-runner.js';
 import { CellViewClient, boundCluster } from './cell-view.js';
 import { repeatSuppressing } from './log-lines.js';

@@ -3,10 +3,10 @@
 // cell-remote), the hub's simulation, and the record of every server process for state.json.
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { ensureBinaries } from '../../test/cluster/binaries.js';
-import { startKubeCellStack, type KubeCellStack } from '../../test/cluster/kubecell-stack.js';
-import type { ManagedProcess } from '../../test/cluster/processes.js';
-import { startSimulation, type Simulation } from '../../test/simulate/index.js';
+import { ensureBinaries } from '../../harness/cluster/binaries.js';
+import { startKubeCellStack, type KubeCellStack } from '../../harness/cluster/kubecell-stack.js';
+import type { ManagedProcess } from '../../harness/cluster/processes.js';
+import { startSimulation, type Simulation } from '../../harness/simulate/index.js';
 import { CELL_AGENT_PROCESS } from './cell-agent-runner.js';
 import { repeatSuppressing } from './log-lines.js';
 import {

@@ -16,7 +16,7 @@
 //                     when the next instance starts
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../../test/cluster/paths.js';
+import { repoRoot } from '../../harness/cluster/paths.js';
 
 export { repoRoot };
 
@@ -60,7 +60,7 @@ export interface LocalState {
   kubectl?: string;
   /** The Metacontroller release running. */
   metacontrollerVersion?: string;
-  /** Whether the simulated outside world (test/simulate/) runs: `--simulate`. */
+  /** Whether the simulated outside world (harness/simulate/) runs: `--simulate`. */
   simulated?: boolean;
   /** With `--remote`: the managed cluster joined to the real OCM hub. */
   remote?: RemoteState;

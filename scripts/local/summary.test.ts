@@ -1,5 +1,5 @@
 // Unit tests of what `npm run local-up` says about the ManagedClusters of the Cells (summary.ts):
-// with --simulate, that test/simulate/ creates and renews them in place of OCM's registration,
+// with --simulate, that harness/simulate/ creates and renews them in place of OCM's registration,
 // with the values local-up gives the simulation; without it, that none exists and why the Cells
 // stay Pending; either way, where the docs register the hub with OCM's own tools (issue 26, must
 // 2). The real runs are test/cluster/local.test.ts and local-plain.test.ts.
@@ -14,7 +14,7 @@ import {
   DEFAULT_LEASE_DURATION_SECONDS,
   LEASE_DURATION_TIMES,
   MANAGED_CLUSTER_LEASE,
-} from '../../test/simulate/ocm.js';
+} from '../../harness/simulate/ocm.js';
 import { REMOTE_CLUSTER_NAME, SIMULATED_LEASE_DURATION_SECONDS } from './options.js';
 import { repoRoot, type LocalState } from './state.js';
 import {

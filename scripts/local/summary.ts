@@ -3,7 +3,7 @@
 // kubeconfig and the sample to apply. Every line is an `export` or a `#` comment, so that
 // `eval "$(npm run --silent local-up -- ...)"` works.
 import { REASONS } from '../../hooks/cell/reasons.js';
-import { LEASE_DURATION_TIMES, MANAGED_CLUSTER_LEASE } from '../../test/simulate/ocm.js';
+import { LEASE_DURATION_TIMES, MANAGED_CLUSTER_LEASE } from '../../harness/simulate/ocm.js';
 import {
   REMOTE_CLUSTER_NAME,
   REMOTE_LINES,
@@ -40,7 +40,7 @@ export const SAMPLE_MANAGED_CLUSTER = 'cell1';
 /**
  * What local-up does in place of OCM's registration of the Cells' ManagedClusters (on a real hub,
  * the hub itself, joined by OCM's klusterlet and accepted: REGISTER_HUB_DOC). --simulate:
- * test/simulate/ (index.ts syncCells, ocm.ts joinManagedCluster, LeaseRenewer,
+ * harness/simulate/ (index.ts syncCells, ocm.ts joinManagedCluster, LeaseRenewer,
  * HubLeaseController) creates each one a Cell names and renews its lease; without it nothing does,
  * and the Cell controller finds none (hooks/cell/status.ts joinedCondition).
  */
@@ -65,7 +65,7 @@ export function managedClusterLines(simulated: boolean, remote: boolean): string
   return [
     `# ManagedClusters of the Cells${except}: SIMULATED, not registered by OCM (no klusterlet,`,
     '#   no CSR, no clusteradm). For every ManagedCluster a Cell names (spec.managedClusterRef.name,',
-    `#   e.g. ${SAMPLE_MANAGED_CLUSTER} in samples/), test/simulate/ creates it accepted (spec.hubAcceptsClient`,
+    `#   e.g. ${SAMPLE_MANAGED_CLUSTER} in samples/), harness/simulate/ creates it accepted (spec.hubAcceptsClient`,
     `#   true, spec.leaseDurationSeconds ${lease}) with its namespace and the conditions`,
     '#   HubAcceptedManagedCluster, ManagedClusterJoined and ManagedClusterConditionAvailable True,',
     `#   and renews its Lease ${MANAGED_CLUSTER_LEASE} in that`,
@@ -117,7 +117,7 @@ export function summary(state: LocalState): string[] {
       '#     (where the CRDs are installed) are stored, and nothing acts on them; so Cells and',
       '#     VirtualClusters do not become Ready.',
       ...managedClusterLines(false, false),
-      '#   `npm run local-up -- --simulate` plays them (simulated by test/simulate/): samples become Ready.',
+      '#   `npm run local-up -- --simulate` plays them (simulated by harness/simulate/): samples become Ready.',
     );
   }
   lines.push(

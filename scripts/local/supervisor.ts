@@ -1,18 +1,18 @@
 // The long-running half of `npm run local-up`: started detached by up.ts, it runs the local
 // KubeCell instance until `npm run local-down` (SIGTERM) or until one of its servers dies.
 //
-//   1. KubeCell as the cluster tests run it (test/cluster/kubecell-stack.ts): etcd,
+//   1. KubeCell as the cluster tests run it (harness/cluster/kubecell-stack.ts): etcd,
 //      kube-apiserver, kube-controller-manager on free 127.0.0.1 ports; the upstream CRDs,
 //      KubeCell's CRDs, kubecell-system and the host namespaces; the RBAC of manifests/; the hook
 //      server (hooks/main.ts); Metacontroller as metacontroller/metacontroller; the controllers
 //      of metacontroller/, hooks pointed at that hook server
-//   2. with --simulate, the SIMULATED outside world of test/simulate/ (startSimulation: the OCM
+//   2. with --simulate, the SIMULATED outside world of harness/simulate/ (startSimulation: the OCM
 //      agent and hub, kubelets, the provider baseline, k3k, KubeVirt and Cluster API, with a
 //      permissive stand-in CRD for KubevirtMachine, the one Cluster API kind of the samples
 //      without a pinned upstream CRD), in this process, so that applied samples become Ready
 //   3. with --remote (remote.ts), the real OCM hub on that control plane and a second control
 //      plane joined to it as ManagedCluster cell-remote by OCM's real agents (started with the
-//      stack); test/simulate/ there (Nodes, provider baseline, k3k) and the cell agent the hub
+//      stack); harness/simulate/ there (Nodes, provider baseline, k3k) and the cell agent the hub
 //      delivers, run as a process; the hub's simulation leaves cell-remote's Cells alone
 //   4. state.json with ready: true (and simulated: true with --simulate), which up.ts waits for
 //
@@ -23,10 +23,10 @@
 // kept in tmp/.
 // Its output goes to supervisor.log (see state.ts).
 import { chmodSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
-import type { KubeCellStack } from '../../test/cluster/kubecell-stack.js';
-import { describeExit, logTail, type ManagedProcess } from '../../test/cluster/processes.js';
-import { verifyUpstreamInputs } from '../../test/cluster/upstream-inputs.js';
-import type { Simulation } from '../../test/simulate/index.js';
+import type { KubeCellStack } from '../../harness/cluster/kubecell-stack.js';
+import { describeExit, logTail, type ManagedProcess } from '../../harness/cluster/processes.js';
+import { verifyUpstreamInputs } from '../../harness/cluster/upstream-inputs.js';
+import type { Simulation } from '../../harness/simulate/index.js';
 import {
   REMOTE_CLUSTER_NAME,
   REMOTE_LINES,
@@ -113,7 +113,7 @@ async function stopSimulation(): Promise<void> {
   clearTimeout(timer);
   log(
     stopped
-      ? 'simulation stopped (test/simulate/: OCM, kubelets, k3k, KubeVirt, Cluster API)'
+      ? 'simulation stopped (harness/simulate/: OCM, kubelets, k3k, KubeVirt, Cluster API)'
       : `simulation did not stop within ${SIMULATION_STOP_TIMEOUT_MS / 1000} s; going on`,
   );
 }
@@ -202,7 +202,7 @@ function watchForUnexpectedExits(managed: readonly ManagedProcess[]): void {
 
 async function startSimulations(running: KubeCellStack): Promise<void> {
   for (const line of SIMULATED_LINES) log(line);
-  log('starting the simulation (test/simulate/ startSimulation)');
+  log('starting the simulation (harness/simulate/ startSimulation)');
   simulation = await startHubSimulation(running.cluster.kubeconfigPath, remote, log);
   if (!remote || phase !== 'starting') return;
   for (const line of REMOTE_LINES) log(line);

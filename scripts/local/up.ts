@@ -8,7 +8,7 @@
 //
 // works as well. Progress goes to stderr. `npm run local-down` stops it.
 //
-// `--simulate`: the supervisor also runs test/simulate/ (the simulated OCM, kubelets, k3k,
+// `--simulate`: the supervisor also runs harness/simulate/ (the simulated OCM, kubelets, k3k,
 // KubeVirt and Cluster API the cluster tests use), so that applied samples become Ready.
 // `--remote` (with --simulate): also the real OCM hub and a managed cluster cell-remote joined to
 // it, with a sample Cell delivered there by ManifestWork (supervisor.ts, remote.ts).
@@ -18,7 +18,10 @@
 // KUBECELL_LOCAL_UP_TIMEOUT_SECONDS (default 900: a first run builds Kubernetes from source).
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readSync, fstatSync } from 'node:fs';
-import { UpstreamInputsError, verifyUpstreamInputs } from '../../test/cluster/upstream-inputs.js';
+import {
+  UpstreamInputsError,
+  verifyUpstreamInputs,
+} from '../../harness/cluster/upstream-inputs.js';
 import { USAGE, parseUpArguments } from './options.js';
 import { summary } from './summary.js';
 import {

@@ -4,8 +4,8 @@
 import { existsSync } from 'node:fs';
 import { expect } from 'chai';
 import { readAuditRequests } from '../../bench/audit-log.js';
-import { startControlPlane, type ControlPlane } from './control-plane.js';
-import { runCommand } from './processes.js';
+import { startControlPlane, type ControlPlane } from '../../harness/cluster/control-plane.js';
+import { runCommand } from '../../harness/cluster/processes.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from './shared-cluster.js';
 
 const AUDITED = { userName: 'audited-user', groups: ['system:masters'] };

@@ -9,7 +9,7 @@ import {
   GoNotInstalledError,
   UpstreamArchiveError,
   updateGoModules,
-} from './binaries.js';
+} from '../../harness/cluster/binaries.js';
 
 function log(line: string): void {
   process.stderr.write(`[build-binaries] ${line}\n`);

@@ -5,9 +5,9 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import type { ControlPlane } from './control-plane.js';
-import { installKubeCellApi, kubectlOk } from './kubecell.js';
-import { repoRoot } from './paths.js';
+import type { ControlPlane } from '../../harness/cluster/control-plane.js';
+import { installKubeCellApi, kubectlOk } from '../../harness/cluster/kubecell.js';
+import { repoRoot } from '../../harness/cluster/paths.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getCluster } from './shared-cluster.js';
 
 type Json = Record<string, unknown>;

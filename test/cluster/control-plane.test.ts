@@ -4,12 +4,12 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { ensureBinaries } from './binaries.js';
-import type { ControlPlane } from './control-plane.js';
-import { installCrds, upstreamCrdFiles, crdNamesIn } from './crds.js';
-import { httpGet } from './readiness.js';
-import { logTail } from './processes.js';
-import { readPinnedVersions } from './versions.js';
+import { ensureBinaries } from '../../harness/cluster/binaries.js';
+import type { ControlPlane } from '../../harness/cluster/control-plane.js';
+import { installCrds, upstreamCrdFiles, crdNamesIn } from '../../harness/cluster/crds.js';
+import { httpGet } from '../../harness/cluster/readiness.js';
+import { logTail } from '../../harness/cluster/processes.js';
+import { readPinnedVersions } from '../../harness/cluster/versions.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getCluster, getKubeCell } from './shared-cluster.js';
 
 interface KubectlVersionOutput {

@@ -13,13 +13,13 @@ import type { KubernetesObject } from '../../hooks/metacontroller/protocol.js';
 import {
   CLUSTER_API_STAND_IN_KINDS,
   ensureClusterAPIStandInCrds,
-} from '../simulate/cluster-api-crds.js';
-import { KubeClient } from '../simulate/kube-client.js';
-import type { ControlPlane } from './control-plane.js';
-import { installKubeCellApi, kubectlOk } from './kubecell.js';
-import { repoRoot } from './paths.js';
+} from '../../harness/simulate/cluster-api-crds.js';
+import { KubeClient } from '../../harness/simulate/kube-client.js';
+import type { ControlPlane } from '../../harness/cluster/control-plane.js';
+import { installKubeCellApi, kubectlOk } from '../../harness/cluster/kubecell.js';
+import { repoRoot } from '../../harness/cluster/paths.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getCluster } from './shared-cluster.js';
-import { readUpstreamInputs } from './upstream-inputs.js';
+import { readUpstreamInputs } from '../../harness/cluster/upstream-inputs.js';
 
 type SchemaNode = {
   description?: string;

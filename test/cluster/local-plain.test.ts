@@ -13,10 +13,10 @@ import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { REASONS } from '../../hooks/cell/reasons.js';
 import { REGISTER_HUB_DOC, managedClusterLines } from '../../scripts/local/summary.js';
-import { crdNamesIn, upstreamCrdFiles } from './crds.js';
+import { crdNamesIn, upstreamCrdFiles } from '../../harness/cluster/crds.js';
 import { localInstance, output, type StatusObject } from './local-scripts.js';
-import { repoRoot } from './paths.js';
-import { waitUntil } from './readiness.js';
+import { repoRoot } from '../../harness/cluster/paths.js';
+import { waitUntil } from '../../harness/cluster/readiness.js';
 
 const samplesDir = path.join(repoRoot, 'samples');
 const templatesFile = path.join(samplesDir, '33-gpucellpool-clusterapi-templates.yaml');

@@ -1,5 +1,5 @@
 // `npm run local-up -- --simulate` / `npm run local-down` (scripts/local/): the local KubeCell to
-// try by hand, with the simulated outside world of test/simulate/. Runs the two scripts as a user
+// try by hand, with the simulated outside world of harness/simulate/. Runs the two scripts as a user
 // would, in a state directory of its own (KUBECELL_LOCAL_DIR), so that neither a developer's
 // running instance nor the shared test cluster is touched: local-up starts its own control plane
 // on free ports. Then `kubectl apply -f samples/` must give Ready sample Cells and VirtualClusters
@@ -25,7 +25,7 @@ import {
   OCM_HUB_FIELD_MANAGER,
   type KubeObject,
   type ManagedClusterObject,
-} from '../simulate/index.js';
+} from '../../harness/simulate/index.js';
 import {
   expectAllReady,
   localInstance,
@@ -34,8 +34,8 @@ import {
   runScript,
   took,
 } from './local-scripts.js';
-import { repoRoot } from './paths.js';
-import { httpGet } from './readiness.js';
+import { repoRoot } from '../../harness/cluster/paths.js';
+import { httpGet } from '../../harness/cluster/readiness.js';
 
 /** How long the sample Cells and VirtualClusters may take to become Ready (not a timed check). */
 const READY_WAIT_MS = 120_000;
@@ -102,7 +102,7 @@ describe('npm run local-up -- --simulate / local-down', function () {
     // The simulation is labelled as such, names what it plays and what that means.
     expect(up.stdout).to.include('WITH a SIMULATED outside world');
     expect(up.stdout).to.include(
-      'SIMULATED (--simulate): test/simulate/, the same code the cluster tests use',
+      'SIMULATED (--simulate): harness/simulate/, the same code the cluster tests use',
     );
     for (const played of [
       'Open Cluster Management',
@@ -141,7 +141,7 @@ describe('npm run local-up -- --simulate / local-down', function () {
   it('says in the supervisor log that the outside world is simulated', function () {
     local.requireUp();
     const log = local.supervisorLog();
-    expect(log).to.include('SIMULATED (--simulate): test/simulate/');
+    expect(log).to.include('SIMULATED (--simulate): harness/simulate/');
     expect(log).to.include('simulation running');
     expect(log).to.include('[SIMULATED] provider baseline installed');
     expect(log).to.match(
@@ -327,7 +327,7 @@ describe('npm run local-up -- --simulate / local-down', function () {
     local.requireUp();
     const down = await local.expectDownStopsAll();
     expect(down.stdout).to.include(
-      'The simulation (--simulate: test/simulate/) ran inside the supervisor',
+      'The simulation (--simulate: harness/simulate/) ran inside the supervisor',
     );
     // The supervisor stopped the simulation first, then the servers (its log stays).
     const log = local.supervisorLog();

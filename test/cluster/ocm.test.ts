@@ -8,17 +8,17 @@
 // Then KubeCell's stack on the real hub (`ocmHub: 'real'`): its Metacontroller and hook server
 // hold no route to the managed cluster.
 import { expect } from 'chai';
-import type { ControlPlane } from './control-plane.js';
-import { upstreamCrdFiles } from './crds.js';
-import { kubectlOk } from './kubecell.js';
-import { startKubeCellStack, type KubeCellStack } from './kubecell-stack.js';
+import type { ControlPlane } from '../../harness/cluster/control-plane.js';
+import { upstreamCrdFiles } from '../../harness/cluster/crds.js';
+import { kubectlOk } from '../../harness/cluster/kubecell.js';
+import { startKubeCellStack, type KubeCellStack } from '../../harness/cluster/kubecell-stack.js';
 import {
   kubeconfigServers,
   managedClusterCondition,
   startOcmTestbed,
   type OcmTestbed,
-} from './ocm.js';
-import { waitUntil } from './readiness.js';
+} from '../../harness/cluster/ocm.js';
+import { waitUntil } from '../../harness/cluster/readiness.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from './shared-cluster.js';
 
 const CLUSTER = 'cell-remote';

@@ -38,8 +38,8 @@ import {
   VC_UID,
 } from '../../hooks/virtualcluster/testing.js';
 import { hostileKubeconfigs } from '../robustness/hostile-kubeconfigs.js';
-import { ensureBinaries } from './binaries.js';
-import { runCommand } from './processes.js';
+import { ensureBinaries } from '../../harness/cluster/binaries.js';
+import { runCommand } from '../../harness/cluster/processes.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from './shared-cluster.js';
 
 type Shape = 'string' | { [field: string]: Shape } | [Shape];

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildCliPackage } from '../../scripts/cli-package/package.js';
 import { localInstance, output } from './local-scripts.js';
-import { repoRoot } from './paths.js';
+import { repoRoot } from '../../harness/cluster/paths.js';
 
 interface GuideCommand {
   /** The heading of the step the command is in. */

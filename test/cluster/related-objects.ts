@@ -8,7 +8,7 @@ import {
   type ObjectMap,
   type RelatedResourceRule,
 } from '../../hooks/metacontroller/protocol.js';
-import type { ControlPlane } from './control-plane.js';
+import type { ControlPlane } from '../../harness/cluster/control-plane.js';
 
 export async function listRelated(
   cluster: ControlPlane,

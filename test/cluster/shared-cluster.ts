@@ -14,12 +14,12 @@
 // notes failures so that the logs are kept when something failed. `mochaGlobalTeardown` is
 // exported as well for use with mocha's --require. Should neither run (crash, Ctrl-C), the
 // process exit handlers of processes.ts kill every server.
-import type { ControlPlane } from './control-plane.js';
+import type { ControlPlane } from '../../harness/cluster/control-plane.js';
 import {
   startKubeCellStack,
   type KubeCellStack,
   type KubeCellStackOptions,
-} from './kubecell-stack.js';
+} from '../../harness/cluster/kubecell-stack.js';
 
 /**
  * Budget for a `before` hook that calls getCluster(): a cold build of the binaries took about 8
@@ -33,7 +33,7 @@ export const CLUSTER_SETUP_TIMEOUT_MS = 60 * 60 * 1000;
  * server-side apply, which the Metacontroller docs recommend (DESIGN.md §6), as the
  * ServiceAccount manifests/rbac/ grants, with both GPUCellPool provisioners installed, next to
  * an OCM hub whose lease controller judges every ManagedCluster's lease (simulated,
- * test/simulate/ocm.ts), whoever joined it.
+ * harness/simulate/ocm.ts), whoever joined it.
  */
 export const SHARED_CLUSTER_OPTIONS: KubeCellStackOptions = {
   applyStrategy: 'server-side-apply',

@@ -8,8 +8,8 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { HOSTILE_ADDRESSES } from '../../hooks/kube/testing.js';
-import type { ControlPlane } from './control-plane.js';
-import { applyObject, installKubeCellApi } from './kubecell.js';
+import type { ControlPlane } from '../../harness/cluster/control-plane.js';
+import { applyObject, installKubeCellApi } from '../../harness/cluster/kubecell.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getCluster } from './shared-cluster.js';
 
 const RUN = randomBytes(3).toString('hex');

@@ -8,9 +8,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
-import { CLUSTER_API_STAND_IN_KINDS } from '../simulate/cluster-api-crds.js';
-import { upstreamCrdFiles, upstreamCrdsLeftOut } from './crds.js';
-import { repoRoot } from './paths.js';
+import { CLUSTER_API_STAND_IN_KINDS } from '../../harness/simulate/cluster-api-crds.js';
+import { upstreamCrdFiles, upstreamCrdsLeftOut } from '../../harness/cluster/crds.js';
+import { repoRoot } from '../../harness/cluster/paths.js';
 
 interface ServedKind {
   group: string;

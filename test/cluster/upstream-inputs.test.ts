@@ -6,16 +6,21 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { crdNamesIn, upstreamCrdFiles } from './crds.js';
-import { clusterTestDir, metacontrollerCrdsFile, repoRoot, resolveUpstreamDir } from './paths.js';
+import { crdNamesIn, upstreamCrdFiles } from '../../harness/cluster/crds.js';
+import {
+  pinsDir,
+  metacontrollerCrdsFile,
+  repoRoot,
+  resolveUpstreamDir,
+} from '../../harness/cluster/paths.js';
 import {
   UpstreamInputsError,
   fetchCommand,
   readUpstreamInputs,
   verifyUpstreamInputs,
   type UpstreamInput,
-} from './upstream-inputs.js';
-import { readPinnedVersions } from './versions.js';
+} from '../../harness/cluster/upstream-inputs.js';
+import { readPinnedVersions } from '../../harness/cluster/versions.js';
 
 /** The error verifyUpstreamInputs throws for `dir`, or a failure when it throws none. */
 function problemsIn(dir: string): UpstreamInputsError {
@@ -179,7 +184,7 @@ describe('upstream inputs (KUBECELL_UPSTREAM_DIR), checked before anything is bu
     const started = performance.now();
     const result = spawnSync(
       process.execPath,
-      ['--import', 'tsx', path.join(clusterTestDir, 'build-binaries.ts')],
+      ['--import', 'tsx', path.join(pinsDir, 'build-binaries.ts')],
       {
         cwd: repoRoot,
         encoding: 'utf8',

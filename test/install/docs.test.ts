@@ -307,6 +307,7 @@ describe('documentation', () => {
       const sources = [
         ...runtimeSources('hooks'),
         ...runtimeSources('scripts'),
+        ...runtimeSources('harness'),
         ...runtimeSources('test'),
       ]
         .map(readRepoFile)

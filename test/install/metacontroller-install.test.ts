@@ -18,7 +18,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { binaryPaths } from '../cluster/binaries.js';
+import { binaryPaths } from '../../harness/cluster/binaries.js';
 import {
   METACONTROLLER_INSTALL_DIR,
   STACK_OWN_FLAGS,
@@ -26,8 +26,8 @@ import {
   kustomizeBuild,
   metacontrollerContainer,
   metacontrollerInstallArgs,
-} from '../cluster/metacontroller-install.js';
-import { readPinnedVersions } from '../cluster/versions.js';
+} from '../../harness/cluster/metacontroller-install.js';
+import { readPinnedVersions } from '../../harness/cluster/versions.js';
 import { ingressAllowed, podsOf } from './network-policy.js';
 import { findObject, readYamlDocuments, repoRoot, type Json } from './support.js';
 

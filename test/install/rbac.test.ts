@@ -13,8 +13,8 @@
 import { expect } from 'chai';
 import { parseAllDocuments, stringify } from 'yaml';
 import { isJsonObject } from '../../hooks/json/json.js';
-import type { ControlPlane } from '../cluster/control-plane.js';
-import { installKubeCellApi, kubectlOk } from '../cluster/kubecell.js';
+import type { ControlPlane } from '../../harness/cluster/control-plane.js';
+import { installKubeCellApi, kubectlOk } from '../../harness/cluster/kubecell.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getCluster } from '../cluster/shared-cluster.js';
 import {
   describePermission,

@@ -7,8 +7,8 @@
 // versions.json pins them, its API's CRDs as upstream-inputs.json does), and no pinned version is
 // followed by "or later" (issue 26). Unit test: no cluster.
 import { expect } from 'chai';
-import { readUpstreamInputs } from '../cluster/upstream-inputs.js';
-import { readPinnedVersions } from '../cluster/versions.js';
+import { readUpstreamInputs } from '../../harness/cluster/upstream-inputs.js';
+import { readPinnedVersions } from '../../harness/cluster/versions.js';
 import { handWrittenMarkdown, readRepoFile, section, tables } from './markdown.js';
 
 const versions = readPinnedVersions();

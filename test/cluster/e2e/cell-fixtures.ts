@@ -1,6 +1,6 @@
 // What the Cell, VirtualClusterPlan and VirtualCluster scenarios share: the outside world a Cell
 // stands on (an OCM ManagedCluster with its lease, Nodes of a machine profile, the provider
-// baseline, k3k), played by test/simulate/, the objects a platform team and a tenant apply
+// baseline, k3k), played by harness/simulate/, the objects a platform team and a tenant apply
 // (Cell, VirtualNodeClass, host namespace, VirtualCluster), and reading what KubeCell made with
 // kubectl. A Ready Cell comes two ways: startReadyCell lets the simulation stand up everything a
 // Cell needs (the VirtualCluster scenarios); cellWorld, standUpCellWorld and applyCell do it step
@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { API_VERSION } from '../../../hooks/api/kinds.js';
 import { LABELS } from '../../../hooks/kube/labels.js';
-import type { KubeCellStack } from '../kubecell-stack.js';
+import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import {
   KubeClient,
   LeaseRenewer,
@@ -26,7 +26,7 @@ import {
   type JoinOptions,
   type ProfileNodeOptions,
   type Simulation,
-} from '../../simulate/index.js';
+} from '../../../harness/simulate/index.js';
 import {
   apply,
   eventually,

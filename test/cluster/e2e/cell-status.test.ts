@@ -4,10 +4,10 @@
 // controller is down leaves Available True on a dead cluster), and that status.nodes lists every
 // profile Node with its readiness and what its pods request. The test plays OCM's agent (and
 // turns the stack's simulated hub lease controller away from one cluster), the kubelets and k3k
-// (test/simulate/); every Cell and VirtualCluster status is written by Metacontroller calling the
+// (harness/simulate/); every Cell and VirtualCluster status is written by Metacontroller calling the
 // hooks.
 import { expect } from 'chai';
-import type { KubeCellStack } from '../kubecell-stack.js';
+import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import {
   AVAILABLE_CONDITION,
@@ -19,7 +19,7 @@ import {
   runPod,
   type LeaseRenewer,
   type ManagedClusterObject,
-} from '../../simulate/index.js';
+} from '../../../harness/simulate/index.js';
 import {
   CELL,
   CELL_NAMESPACE,

@@ -4,9 +4,9 @@
 // stale and Failed when the ManagedCluster is replaced; and that deleting a Cell a
 // VirtualCluster resolves to waits for the VirtualCluster. The test plays only OCM (the agent
 // here; the hub's lease controller runs with the shared cluster), the kubelets and k3k
-// (test/simulate/); every Cell status is written by Metacontroller calling the hooks.
+// (harness/simulate/); every Cell status is written by Metacontroller calling the hooks.
 import { expect } from 'chai';
-import type { KubeCellStack } from '../kubecell-stack.js';
+import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import {
   K3kSimulator,
@@ -16,7 +16,7 @@ import {
   renewLease,
   replaceManagedCluster,
   type LeaseRenewer,
-} from '../../simulate/index.js';
+} from '../../../harness/simulate/index.js';
 import {
   CELL_FINALIZER,
   CELL_NAMESPACE,

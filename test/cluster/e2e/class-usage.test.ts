@@ -3,7 +3,7 @@
 // `kubectl get vnclass` tells which of them use it (status.usedBy, the UsedBy column). A
 // VirtualCluster that is not resolved (Pending) does not count; a deleted one stops counting.
 import { expect } from 'chai';
-import type { KubeCellStack } from '../kubecell-stack.js';
+import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import {
   createHostNamespace,

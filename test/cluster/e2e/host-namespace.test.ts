@@ -3,7 +3,7 @@
 // NetworkPolicies, that admission enforces them, that a hand edit is put back, and that
 // removing the label takes everything KubeCell added away again.
 import { expect } from 'chai';
-import type { KubeCellStack } from '../kubecell-stack.js';
+import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import { eventually, getObject, kubectl, listObjects, uniqueName } from './support.js';
 

@@ -15,10 +15,10 @@
 //   changes reached Metacontroller and the hooks chose to write nothing else).
 // Before issue 14 every one of these changes re-synced every VirtualCluster on the Cell.
 import { expect } from 'chai';
-import type { KubeCellStack } from '../kubecell-stack.js';
+import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import { loadVirtualClusterConfig } from '../../../hooks/virtualcluster/config.js';
-import { heartbeat, nodePath, renewLease } from '../../simulate/index.js';
+import { heartbeat, nodePath, renewLease } from '../../../harness/simulate/index.js';
 import {
   CELL_NAMESPACE,
   VC,

@@ -8,9 +8,9 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import { LEASE_WATCH_MIN_SECONDS } from '../../../hooks/cell/liveness.js';
-import { startSimulation, type Simulation } from '../../simulate/index.js';
-import { startKubeCellStack, type KubeCellStack } from '../kubecell-stack.js';
-import { repoRoot } from '../paths.js';
+import { startSimulation, type Simulation } from '../../../harness/simulate/index.js';
+import { startKubeCellStack, type KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
+import { repoRoot } from '../../../harness/cluster/paths.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from '../shared-cluster.js';
 import { eventually, hookCalls, kubectl, listObjects, type HookCalls } from './support.js';
 

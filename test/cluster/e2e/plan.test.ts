@@ -2,12 +2,16 @@
 // this class fit on this Cell, here?" and reads the answer with kubectl: the decision, every
 // check with its reason and figures, the Evaluated and Expired conditions and the printed
 // columns. The Cell it asks about stands on a simulated OCM cluster and simulated Nodes
-// (test/simulate/); every plan and Cell status is written by Metacontroller calling the hooks.
+// (harness/simulate/); every plan and Cell status is written by Metacontroller calling the hooks.
 import { expect } from 'chai';
-import { startKubeCellStack, type KubeCellStack } from '../kubecell-stack.js';
+import { startKubeCellStack, type KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import { DEFAULT_CELL_CONFIG } from '../../../hooks/cell/config.js';
-import { KubeClient, setDaemonSetScheduled, type LeaseRenewer } from '../../simulate/index.js';
+import {
+  KubeClient,
+  setDaemonSetScheduled,
+  type LeaseRenewer,
+} from '../../../harness/simulate/index.js';
 import {
   CELL_NAMESPACE,
   GPU,

@@ -39,7 +39,7 @@ import {
   type Access,
   type Grant,
 } from '../../support/agent-rbac.js';
-import { HUB_KUBECONFIG_SECRET, OCM_AGENT_NAMESPACE } from '../ocm-agents.js';
+import { HUB_KUBECONFIG_SECRET, OCM_AGENT_NAMESPACE } from '../../../harness/cluster/ocm-agents.js';
 import { deliveredAgentDeployment, type RemoteWorld } from './remote-fixtures.js';
 import { getObject, kubectl } from './support.js';
 

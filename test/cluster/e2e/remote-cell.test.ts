@@ -16,9 +16,9 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { ANNOTATIONS } from '../../../hooks/kube/labels.js';
 import { AGENT_WORK_NAME, virtualClusterWorkName } from '../../../hooks/remote/contract.js';
-import { kubeconfigServers } from '../ocm.js';
-import { repoRoot } from '../paths.js';
-import { runCommand, type ManagedProcess } from '../processes.js';
+import { kubeconfigServers } from '../../../harness/cluster/ocm.js';
+import { repoRoot } from '../../../harness/cluster/paths.js';
+import { runCommand, type ManagedProcess } from '../../../harness/cluster/processes.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from '../shared-cluster.js';
 import {
   CELL,

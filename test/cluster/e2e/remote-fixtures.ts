@@ -2,7 +2,7 @@
 // second control plane joined to it as ManagedCluster `cell-remote` by OCM's real agents
 // (kubecell-stack.ts `ocmHub: 'real'`). On the managed cluster the test plays what a kubelet
 // and k3k would do there: it registers the GPU Nodes, installs the provider baseline and k3k's
-// CRD, serves k3k Clusters (test/simulate/), and runs the KubeCell cell agent exactly as the
+// CRD, serves k3k Clusters (harness/simulate/), and runs the KubeCell cell agent exactly as the
 // Deployment the hub delivered by ManifestWork says (its command, arguments and environment,
 // its ServiceAccount's token, its mounted public key). The hub's components only ever get the
 // hub's kubeconfig (stack.hubComponentKubeconfigs).
@@ -16,18 +16,18 @@ import {
   type DeliveredPod,
 } from '../../../scripts/local/delivered-pod.js';
 import { AGENT_NAME, AGENT_NAMESPACE } from '../../../hooks/remote/contract.js';
-import { writeSealingKey as writeSealingKeyFile } from '../certs.js';
-import { k3kCrdFiles } from '../crds.js';
-import { startKubeCellStack, type KubeCellStack } from '../kubecell-stack.js';
-import type { OcmManagedCluster } from '../ocm.js';
-import { repoRoot } from '../paths.js';
-import { startManagedProcess, type ManagedProcess } from '../processes.js';
+import { writeSealingKey as writeSealingKeyFile } from '../../../harness/cluster/certs.js';
+import { k3kCrdFiles } from '../../../harness/cluster/crds.js';
+import { startKubeCellStack, type KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
+import type { OcmManagedCluster } from '../../../harness/cluster/ocm.js';
+import { repoRoot } from '../../../harness/cluster/paths.js';
+import { startManagedProcess, type ManagedProcess } from '../../../harness/cluster/processes.js';
 import {
   profileNodeRegistrations,
   registerNode,
   startSimulation,
   type Simulation,
-} from '../../simulate/index.js';
+} from '../../../harness/simulate/index.js';
 import { CELL_NAMESPACE, GPU } from './cell-fixtures.js';
 import { eventually, getObject, type ObjectWithStatus } from './support.js';
 
@@ -39,7 +39,7 @@ export interface RemoteWorld {
   managed: OcmManagedCluster;
   /** The managed cluster seen through the e2e helpers (getObject, eventually…). */
   managedView: KubeCellStack;
-  /** test/simulate/ on the managed cluster: its Nodes, the provider baseline, k3k. */
+  /** harness/simulate/ on the managed cluster: its Nodes, the provider baseline, k3k. */
   simulation: Simulation;
   profile: string;
   /** Where the test keeps what it writes (the hub's private key, the agent's mounted files). */

@@ -22,8 +22,8 @@ import {
   virtualClusterWorkName,
 } from '../../../hooks/remote/contract.js';
 import { keyId, loadPrivateKey, parseAgentPublicKey } from '../../../hooks/remote/sealing-keys.js';
-import { writeSealingKey } from '../certs.js';
-import type { ManagedProcess } from '../processes.js';
+import { writeSealingKey } from '../../../harness/cluster/certs.js';
+import type { ManagedProcess } from '../../../harness/cluster/processes.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from '../shared-cluster.js';
 import {
   CELL,

@@ -2,7 +2,7 @@
 // VirtualCluster) are what this run through the real Metacontroller shows, not text written by
 // hand. The test builds the world of the samples (samples/11-cell-full.yaml,
 // 21-virtualnodeclass-full.yaml, a host namespace, 41-virtualclusterplan-full.yaml,
-// 51-virtualcluster-full.yaml) on simulated OCM, kubelets and k3k (test/simulate/), reads each
+// 51-virtualcluster-full.yaml) on simulated OCM, kubelets and k3k (harness/simulate/), reads each
 // status with kubectl, normalises what differs between runs (status-examples.ts says what) and
 // compares it with the blocks of docs/concepts.md. It builds that world twice, under other
 // names, and requires both to normalise alike: what the normalisation misses shows up in every
@@ -14,10 +14,10 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { KubeCellStack } from '../kubecell-stack.js';
-import { repoRoot } from '../paths.js';
+import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
+import { repoRoot } from '../../../harness/cluster/paths.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
-import { startSimulation, type Simulation } from '../../simulate/index.js';
+import { startSimulation, type Simulation } from '../../../harness/simulate/index.js';
 import {
   CONCEPTS_FILE,
   UPDATE_COMMAND,

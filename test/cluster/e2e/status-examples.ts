@@ -28,7 +28,7 @@ import path from 'node:path';
 import * as prettier from 'prettier';
 import { parse, stringify } from 'yaml';
 import { labelHash } from '../../../hooks/cell/node-detail.js';
-import { repoRoot } from '../paths.js';
+import { repoRoot } from '../../../harness/cluster/paths.js';
 
 /** Set to 1 to rewrite the examples in docs/concepts.md from the run (a snapshot update). */
 export const UPDATE_VARIABLE = 'KUBECELL_UPDATE_STATUS_EXAMPLES';

@@ -2,8 +2,8 @@
 // json`), waiting for what a user would wait for, and the hook server's call counts. Nothing
 // here writes a KubeCell object's status or calls a hook: Metacontroller does that.
 import { readFileSync } from 'node:fs';
-import type { KubeCellStack } from '../kubecell-stack.js';
-import { logTail } from '../processes.js';
+import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
+import { logTail } from '../../../harness/cluster/processes.js';
 
 export interface Condition {
   type: string;

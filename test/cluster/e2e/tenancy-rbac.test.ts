@@ -5,7 +5,7 @@
 // the rest of manifests/rbac/ by the stack), done by kube-controller-manager's
 // clusterrole-aggregation controller. With her own kubeconfig (a client certificate, no groups),
 // alice then creates a plan and a VirtualCluster there, which KubeCell evaluates and makes Ready
-// through Metacontroller (k3k and the Cell's world are simulated, test/simulate/); she reads the
+// through Metacontroller (k3k and the Cell's world are simulated, harness/simulate/); she reads the
 // published kubeconfig Secret and runs `kubecell kubeconfig`. She cannot do any of it in another
 // host namespace, cannot write Cells, classes or a VirtualCluster's status. A second user, bob,
 // bound to `view`, reads the VirtualCluster but not its kubeconfig, and the CLI says which
@@ -15,9 +15,9 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { KubeCellStack } from '../kubecell-stack.js';
-import { repoRoot } from '../paths.js';
-import { runCommand, type CommandResult } from '../processes.js';
+import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
+import { repoRoot } from '../../../harness/cluster/paths.js';
+import { runCommand, type CommandResult } from '../../../harness/cluster/processes.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import {
   CELL,

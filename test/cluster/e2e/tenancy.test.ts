@@ -16,9 +16,9 @@
 // and the API client CIDRs, and a weaker Pod Security label set by hand is reported.
 //
 // The Cells stand on a simulated OCM cluster, simulated Nodes and a simulated k3k
-// (test/simulate/); every status is written by Metacontroller calling KubeCell's hooks.
+// (harness/simulate/); every status is written by Metacontroller calling KubeCell's hooks.
 import { expect } from 'chai';
-import { startKubeCellStack, type KubeCellStack } from '../kubecell-stack.js';
+import { startKubeCellStack, type KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import {
   CELL,

@@ -10,7 +10,7 @@
 import { expect } from 'chai';
 import { kubeconfigServers } from '../../../hooks/virtualcluster/kubeconfig.js';
 import { expectPublishedKubeconfig } from '../../../hooks/virtualcluster/testing.js';
-import { startKubeCellStack, type KubeCellStack } from '../kubecell-stack.js';
+import { startKubeCellStack, type KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import {
   CELL,
@@ -564,7 +564,7 @@ describe('e2e: VirtualCluster through Metacontroller', function () {
   });
 });
 
-// OCM's hub finds the Cell's lease stale (test/simulate/ocm.ts plays its lease controller): the
+// OCM's hub finds the Cell's lease stale (harness/simulate/ocm.ts plays its lease controller): the
 // ManagedCluster turns Available=Unknown, the Cell Degraded, and every VirtualCluster on it
 // Degraded within the lease threshold (5 × leaseDurationSeconds) + 60 s (issue 14), without a
 // lease renewal ever syncing either of them. The agent comes back: both are Ready again.

@@ -10,7 +10,7 @@
 // - the CNI DaemonSet (kube-flannel/kube-flannel-ds) and TopoLVM's node DaemonSet
 //   (topolvm-system/topolvm-node): desiredNumberScheduled > 0 and numberReady ≥ it.
 //
-// The harness installs k3k's real clusters.k3k.io CRD (test/cluster/kubecell.ts);
+// The harness installs k3k's real clusters.k3k.io CRD (harness/cluster/kubecell.ts);
 // virtualclusterpolicies.k3k.io is not among the shared upstream CRDs, so a permissive stand-in,
 // labelled `kubecell.io/test-stand-in: permissive`, is installed for any k3k CRD that is missing.
 import { DEFAULT_CELL_CONFIG, type CellControllerConfig } from '../../hooks/cell/config.js';
@@ -72,7 +72,7 @@ export function permissiveK3kCrd(name: string): KubeObject | undefined {
   const [plural = ''] = name.split('.');
   return permissiveCrd(
     { group: 'k3k.io', version: 'v1beta1', kind: known.kind, plural, scope: known.scope },
-    "test/simulate/provider-baseline.ts: NOT k3k's CRD, a permissive stand-in",
+    "harness/simulate/provider-baseline.ts: NOT k3k's CRD, a permissive stand-in",
   );
 }
 
@@ -107,7 +107,7 @@ function workload(kind: 'Deployment' | 'DaemonSet', where: Where, image: string)
       name: where.name,
       namespace: where.namespace,
       labels,
-      annotations: { 'kubecell.io/simulated-by': 'test/simulate/provider-baseline.ts' },
+      annotations: { 'kubecell.io/simulated-by': 'harness/simulate/provider-baseline.ts' },
     },
     spec: {
       ...(kind === 'Deployment' ? { replicas: 1 } : {}),

@@ -3,7 +3,7 @@
 // can be run at all: KubevirtMachine (Cluster API Provider KubeVirt), the kind the pool clones
 // the sample's KubevirtMachineTemplate into. Every other kind the sample names or makes is a real
 // upstream CRD pinned in test/cluster/upstream-inputs.json and installed by the stack
-// (test/cluster/kubecell.ts): Cluster API's Machine, the kubeadm bootstrap provider's
+// (harness/cluster/kubecell.ts): Cluster API's Machine, the kubeadm bootstrap provider's
 // KubeadmConfig and KubeadmConfigTemplate (v1.14.0), Cluster API Provider KubeVirt's
 // KubevirtMachineTemplate (v0.11.2). Upstream publishes a KubevirtMachine CRD too
 // (config/crd/bases/infrastructure.cluster.x-k8s.io_kubevirtmachines.yaml), but it is not among
@@ -47,7 +47,7 @@ export const CLUSTER_API_STAND_IN_KINDS: readonly StandInKind[] = [
 export function permissiveStandInCrd(kind: StandInKind): KubeObject {
   return permissiveCrd(
     { ...kind, scope: 'Namespaced' },
-    `test/simulate/cluster-api-crds.ts: NOT the CRD of ${kind.provider}, a permissive stand-in`,
+    `harness/simulate/cluster-api-crds.ts: NOT the CRD of ${kind.provider}, a permissive stand-in`,
   );
 }
 

@@ -1,11 +1,11 @@
-// A minimal JSON REST client for the kube-apiserver, for the simulated actors of test/simulate/.
+// A minimal JSON REST client for the kube-apiserver, for the simulated actors of harness/simulate/.
 //
 // Why not @kubernetes/client-node: the actors write a handful of shapes (apply, merge-patch of
 // /status, create, delete, list) as plain JSON objects, often objects of CRDs the generated
 // models do not know (ManagedCluster, k3k Cluster, VirtualMachine, Machine). Typed models would
 // turn timestamps into Date objects and drop unknown fields; a raw https client sends exactly the
 // JSON written here, reuses its connections (keep-alive agent) and costs no start-up. The
-// kubeconfigs of the local control plane embed their certificates (test/cluster/kubeconfig.ts),
+// kubeconfigs of the local control plane embed their certificates (harness/cluster/kubeconfig.ts),
 // so that is what this client reads; a bearer token works too.
 import { readFileSync } from 'node:fs';
 import http from 'node:http';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import path from 'node:path';
-import { repoRoot } from '../../test/cluster/paths.js';
+import { repoRoot } from './paths.js';
 import {
   GPUCELLPOOL_COMPONENTS,
   readMetacontrollerInstall,
