@@ -684,6 +684,30 @@ describe('schemas', () => {
       expectRejected(twoSources, /set exactly one source of join data/);
     });
 
+    it('GPUCellPool: spec.health, its defaults and its rules', () => {
+      const p = pool();
+      delete spec(p).health;
+      expect(errorsOf(p)).to.deep.equal([]);
+      const ready = pool();
+      spec(ready).health = {
+        unhealthyConditions: [{ type: 'Ready', status: 'True', durationSeconds: 60 }],
+      };
+      expectRejected(ready, /Ready True is a healthy Node/);
+      const release = pool();
+      spec(release).health = { remediation: 'None', releaseTimeoutSeconds: 600 };
+      expectRejected(release, /releaseTimeoutSeconds applies only to remediation Replace/);
+      spec(release).health = { remediation: 'Replace', releaseTimeoutSeconds: 600 };
+      expect(errorsOf(release)).to.deep.equal([]);
+      for (const maxUnhealthy of [0, 3, '0%', '40%', '100%']) {
+        spec(release).health = { maxUnhealthy };
+        expect(errorsOf(release), String(maxUnhealthy)).to.deep.equal([]);
+      }
+      for (const maxUnhealthy of ['101%', '-1', '40 %', 'all']) {
+        spec(release).health = { maxUnhealthy };
+        expectRejected(release, /pattern/);
+      }
+    });
+
     it('VirtualNodeClass: entitlement keys are ResourceQuota names, quantities not negative', () => {
       const cls = sampleOf('21-virtualnodeclass-full.yaml');
       const hard = () => (spec(cls).entitlement as JsonObject).workloadHard as JsonObject;

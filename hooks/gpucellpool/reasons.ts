@@ -2,7 +2,8 @@
  * The reasons of the GPUCellPool conditions, one map per condition. Each key is its token.
  * Reasons are API: tools and alerts match on them, so a token is never renamed or reused for
  * another meaning. docs/autoscaling.md lists the ScalingActive reasons, docs/cell-image.md the
- * Ready and BootstrapValid reasons, and docs/troubleshooting.md all of them; `docs.test.ts` and
+ * Ready and BootstrapValid reasons, docs/autoscaling.md (Cell health) the health reasons, and
+ * docs/troubleshooting.md all of them; `docs.test.ts` and
  * test/install/troubleshooting.test.ts fail when a document and this module disagree.
  */
 
@@ -85,4 +86,43 @@ export const BOOTSTRAP_REASONS = {
   KindNotServed: 'KindNotServed',
   /** Unknown: Metacontroller delivered no Secrets (or no templates): not observed. */
   NotObserved: 'NotObserved',
+} as const;
+
+/**
+ * status.cells[].healthReason: why a cell has its health (schemas/gpucellpool.schema.json lists
+ * the same tokens in its enum). The first two are Healthy, the others Unhealthy, and a cell in
+ * remediation keeps the reason it was found unhealthy for.
+ */
+export const CELL_HEALTH_REASONS = {
+  /** Healthy: the cell's Node joined and holds no condition of spec.health.unhealthyConditions. */
+  NodeHealthy: 'NodeHealthy',
+  /** Healthy: no Node yet, within nodeStartupTimeoutSeconds of the machine running (or not running yet). */
+  Starting: 'Starting',
+  /** Unhealthy: a Node condition of spec.health.unhealthyConditions held for its duration. */
+  UnhealthyNode: 'UnhealthyNode',
+  /** Unhealthy: the machine ran nodeStartupTimeoutSeconds without a Node joining. */
+  NodeStartupTimeout: 'NodeStartupTimeout',
+  /** Unhealthy: the cell's Node had joined and is gone, while its machine remains. */
+  NodeDeleted: 'NodeDeleted',
+  /** Unhealthy: the Cluster API Machine failed, or the KubeVirt VirtualMachine is in CrashLoopBackOff. */
+  MachineFailed: 'MachineFailed',
+} as const;
+export type CellHealthReason = (typeof CELL_HEALTH_REASONS)[keyof typeof CELL_HEALTH_REASONS];
+
+/** CellsHealthy. */
+export const CELLS_HEALTHY_REASONS = {
+  /** True: every cell passes the health checks of spec.health. */
+  AllCellsHealthy: 'AllCellsHealthy',
+  /** False: some cells are Unhealthy or Remediating; the message names them and why. */
+  CellsUnhealthy: 'CellsUnhealthy',
+} as const;
+
+/** RemediationAllowed (the names of Cluster API's MachineHealthCheck condition and reasons). */
+export const REMEDIATION_REASONS = {
+  /** True: no more cells are unhealthy than spec.health.maxUnhealthy allows; they are replaced. */
+  RemediationAllowed: 'RemediationAllowed',
+  /** False: more cells are unhealthy than maxUnhealthy allows: nothing more is remediated. */
+  TooManyUnhealthy: 'TooManyUnhealthy',
+  /** False: spec.health.remediation is None: unhealthy cells are only reported. */
+  RemediationDisabled: 'RemediationDisabled',
 } as const;

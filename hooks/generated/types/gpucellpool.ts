@@ -3,7 +3,7 @@ import type { ObjectMeta } from '../../metacontroller/protocol.js';
 import type { Condition, LocalObjectReference, MachineProfileName, Quantity, TypedObjectReference } from './common.js';
 
 /**
- * A GPUCellPool runs GPU machines that join the host cluster as Nodes. Each cell is one virtual machine (a KubeVirt VirtualMachine or a Cluster API Machine) with one passthrough GPU; it boots the cell image and registers a Node labelled kubecell.io/pool=<pool> and kubecell.io/machine-profile=<profile>, on which HAMi shares the GPU between pods. Cells are individual objects, never a MachineDeployment, so scale-down can pick a cell whose GPU is free: a cell to remove is cordoned and tainted kubecell.io/retiring:NoSchedule, and its machine is deleted only when no pod on it holds the GPU (pods are never evicted). Cluster-scoped, because the pool owns Nodes; the machines and Secrets live in spec.namespace. The pool must carry the label kubecell.io/provisioner=kubevirt (KubeVirt) or cluster-api (ClusterAPI), matching spec.provisioner.type: each provisioner's controller selects its pools by it, and the admission webhook sets it.
+ * A GPUCellPool runs GPU machines that join the host cluster as Nodes. Each cell is one virtual machine (a KubeVirt VirtualMachine or a Cluster API Machine) with one passthrough GPU; it boots the cell image and registers a Node labelled kubecell.io/pool=<pool> and kubecell.io/machine-profile=<profile>, on which HAMi shares the GPU between pods. Cells are individual objects, never a MachineDeployment, so scale-down can pick a cell whose GPU is free: a cell to remove is cordoned and tainted kubecell.io/retiring:NoSchedule, and its machine is deleted only when no pod on it holds the GPU (pods are never evicted). An unhealthy cell (spec.health) is retired and replaced the same way. Cluster-scoped, because the pool owns Nodes; the machines and Secrets live in spec.namespace. The pool must carry the label kubecell.io/provisioner=kubevirt (KubeVirt) or cluster-api (ClusterAPI), matching spec.provisioner.type: each provisioner's controller selects its pools by it, and the admission webhook sets it.
  */
 export interface GPUCellPool {
 apiVersion: "kubecell.io/v1alpha1"
@@ -32,6 +32,7 @@ provisioner: GPUCellProvisioner
 gpu: GPUCellPoolGPU
 bootstrap?: GPUCellBootstrap
 autoscaling?: GPUCellPoolAutoscaling
+health?: GPUCellPoolHealth
 }
 /**
  * How each cell's machine is created: one KubeVirt VirtualMachine or one Cluster API Machine per cell.
@@ -155,6 +156,50 @@ maxReplicas: number
 scaleDownDelaySeconds?: number
 }
 /**
+ * How the pool finds unhealthy cells and replaces them without evicting anyone, after Cluster API's MachineHealthCheck. A cell is Unhealthy when its current Node has held one of unhealthyConditions for its durationSeconds (reason UnhealthyNode), when its machine has run nodeStartupTimeoutSeconds without a Node joining (NodeStartupTimeout), when its Node was deleted while its machine remains (NodeDeleted), or when its machine failed: a Cluster API Machine in phase Failed or with a failureReason, a KubeVirt VirtualMachine in CrashLoopBackOff (MachineFailed). With remediation Replace an unhealthy cell is retired like a scale-down cell (cordoned and tainted kubecell.io/retiring:NoSchedule, never evicted), a replacement is created at once within the pool's size, and the unhealthy machine is deleted once no pod holds its GPU, or after releaseTimeoutSeconds; nothing is remediated while more cells are unhealthy than maxUnhealthy allows. status.cells[].health and the conditions CellsHealthy and RemediationAllowed report it. Omitted, every default below applies.
+ */
+export interface GPUCellPoolHealth {
+/**
+ * Node conditions that make a cell Unhealthy (reason UnhealthyNode) once the condition has had the given status for durationSeconds, counted from its lastTransitionTime; any one of them is enough, as in Cluster API's MachineHealthCheck unhealthyNodeConditions. Setting the list replaces the defaults, which are: Ready False or Unknown for 300 s; node-problem-detector's KernelDeadlock and ReadonlyFilesystem True for 300 s (kubernetes/node-problem-detector config/kernel-monitor.json and config/readonly-monitor.json, the monitors its default deployment runs; it publishes no GPU condition); and, at once, the GPU conditions NVIDIA NVSentinel publishes for a fatal fault: SysLogsXIDError and SysLogsGPUFallenOff (its syslog-health-monitor: an XID error, a GPU fallen off the bus) and GpuMemWatch, GpuPcieWatch and GpuInforomWatch (its gpu-health-monitor: DCGM's memory, PCIe and InfoROM health watches). NVSentinel names each Node condition after its check and sets it True only for a fatal event (platform-connectors/pkg/connectors/kubernetes/process_node_events.go); the GPU device plugin only marks the device unhealthy and sets no condition.
+ * 
+ * @maxItems 32
+ */
+unhealthyConditions?: GPUCellUnhealthyCondition[]
+/**
+ * How long a cell's machine may run without its Node joining before the cell is Unhealthy (reason NodeStartupTimeout): the boot-hang case, a VM that never gets past its boot loader or never joins. Counted from the instant the machine runs: a KubeVirt VirtualMachine's Ready condition turning True, a Cluster API Machine's InfrastructureReady condition turning True. A machine still waiting to be scheduled or for its GPU is not timed, so a replacement waiting for the GPU of the cell it replaces is never timed out. Defaults to 600, Cluster API's own default (DefaultNodeStartupTimeoutSeconds), which it counts from the same instant; raise it for a cell image that takes longer to boot and join. 0 disables the check.
+ */
+nodeStartupTimeoutSeconds?: number
+/**
+ * Most cells that may be unhealthy (Unhealthy or Remediating) for the pool to remediate: a count, e.g. 2, or a percentage of the pool's cells, e.g. "40%" (rounded down, but at least 1 when above 0%), as Cluster API's maxUnhealthy. With more unhealthy cells than that, nothing more is remediated, because the cause is likely shared (the network, the control plane, a bad image): the condition RemediationAllowed is False with reason TooManyUnhealthy. It also bounds how many cells are in remediation at a time. Defaults to "40%".
+ */
+maxUnhealthy?: (number | string)
+/**
+ * Replace (the default): an unhealthy cell is retired and replaced, never evicted. None: cells are only reported (status.cells[].health and the CellsHealthy condition); nothing is retired.
+ */
+remediation?: ("Replace" | "None")
+/**
+ * How long a cell in remediation waits for its GPU to be released before its machine is deleted anyway, taking down the pods that still hold the GPU (they are not evicted: their VM goes away), counted from the start of remediation (status.cells[].healthSince). Unset, the default: wait until no consumer pod holds the GPU, however long that takes. A cell that never joined holds no pod and goes at once. Only with remediation Replace.
+ */
+releaseTimeoutSeconds?: number
+}
+/**
+ * A Node condition type and status that makes a cell Unhealthy once held for durationSeconds.
+ */
+export interface GPUCellUnhealthyCondition {
+/**
+ * The Node condition type, matched character for character, e.g. Ready, KernelDeadlock or SysLogsXIDError.
+ */
+type: string
+/**
+ * The status that counts as unhealthy: True, False or Unknown.
+ */
+status: ("True" | "False" | "Unknown")
+/**
+ * How long, in seconds, the condition must have had the status (since its lastTransitionTime) before the cell is Unhealthy; 0 counts at once.
+ */
+durationSeconds: number
+}
+/**
  * Observed state of the pool, written by the GPUCellPool controller of its provisioner (kubecell-gpucellpool-kubevirt or kubecell-gpucellpool-cluster-api). Read-only for users.
  */
 export interface GPUCellPoolStatus {
@@ -181,7 +226,7 @@ desiredReplicas?: number
  */
 cells?: GPUCellStatus[]
 /**
- * Current conditions of the pool. Types: Ready (desiredReplicas cells are Ready), ScalingActive (whether the autoscaler can act, with a reason from a documented closed set), BootstrapValid (the join Secret exists and its user-data template uses only the allowed variables).
+ * Current conditions of the pool. Types: Ready (desiredReplicas cells are Ready), ScalingActive (whether the autoscaler can act, with a reason from a documented closed set), BootstrapValid (the join Secret exists and its user-data template uses only the allowed variables), CellsHealthy (every cell passes the health checks of spec.health; the message names the cells that do not, and why), RemediationAllowed (whether unhealthy cells are replaced: False when spec.health.remediation is None, or when more cells are unhealthy than spec.health.maxUnhealthy allows).
  * 
  * @maxItems 8
  */
@@ -215,4 +260,16 @@ phase?: ("Provisioning" | "NotReady" | "Ready" | "Retiring" | "Deleting" | "Fail
  * When the cell entered its current phase (RFC 3339). For a Ready cell it is when its GPU became idle, and it is absent while a consumer pod holds the GPU: the autoscaler retires cells idle longer than autoscaling.scaleDownDelaySeconds.
  */
 since?: string
+/**
+ * Healthy: every health check of spec.health passes. Unhealthy: a check fails (healthReason says which); with remediation Replace the cell is retired and replaced unless the condition RemediationAllowed is False. Remediating: the cell is being retired and replaced because it was unhealthy (phase Retiring, then Deleting); its machine is deleted once no pod holds its GPU, or after spec.health.releaseTimeoutSeconds.
+ */
+health?: ("Healthy" | "Unhealthy" | "Remediating")
+/**
+ * Why the cell has its health. Healthy: NodeHealthy (its Node joined and passes every check) or Starting (no Node yet, within nodeStartupTimeoutSeconds of its machine running, or the machine is not running yet). Unhealthy, and kept while Remediating: UnhealthyNode (a Node condition of spec.health.unhealthyConditions held for its duration), NodeStartupTimeout (no Node joined within nodeStartupTimeoutSeconds), NodeDeleted (its Node is gone while its machine remains), MachineFailed (a Cluster API Machine in phase Failed or with a failureReason, a KubeVirt VirtualMachine in CrashLoopBackOff). The CellsHealthy condition's message gives the details.
+ */
+healthReason?: ("NodeHealthy" | "Starting" | "UnhealthyNode" | "NodeStartupTimeout" | "NodeDeleted" | "MachineFailed")
+/**
+ * When the cell got its current health and healthReason (RFC 3339). Unhealthy: the instant the check failed, e.g. the Node condition's lastTransitionTime plus its durationSeconds. Remediating: when remediation started, from which spec.health.releaseTimeoutSeconds counts.
+ */
+healthSince?: string
 }
