@@ -101,7 +101,6 @@ describe('the cell agent pass (hooks/agent)', () => {
     const expected = clusterReport(
       'a100',
       observeCluster(relatedOf(observed()), 'a100', DEFAULT_CELL_CONFIG),
-      DEFAULT_CELL_CONFIG,
       NOW,
     );
     expect(dataOf(api, REPORT_PATH, 'report')).to.equal(serializeCellReport(expected));

@@ -32,7 +32,7 @@ export function computeReports(
   now: Date,
 ): CellReport[] {
   return profiles.map((profile) =>
-    clusterReport(profile, observeCluster(related, profile, config), config, now),
+    clusterReport(profile, observeCluster(related, profile, config), now),
   );
 }
 

@@ -1,8 +1,10 @@
 /**
  * The assess phase of a Cell sync: what the observation means, before any condition is written.
- * Pure: the Cell, what Metacontroller observed, the settings and the time in; the facts the status
- * is built from out (liveness, provider baseline, Nodes, inventory, what is missing, who uses it).
- * The time serves one judgement only: whether the lease expired (liveness.ts).
+ * Pure: the Cell, what observe narrowed, the settings and the time in; the facts the status is
+ * built from out (liveness, provider baseline, Nodes, inventory, what is missing, who uses it, and
+ * when a verdict judged against the clock may change). Its cluster parts come from the hub's own
+ * objects (cluster-parts.ts) or, for a ManifestWork Cell, from its agent's report
+ * (assess-report.ts); the inventory is counted the same way from either (inventory.ts).
  */
 import type {
   Cell,
@@ -12,28 +14,18 @@ import type {
   CellStorageInventory,
   ResourceInventory,
 } from '../generated/types/index.js';
-import { reportedParts, type AgentReportReading, type ClusterParts } from './agent-report.js';
+import { assessReport, type AgentReportReading, type ReportAssessment } from './assess-report.js';
+import { clusterParts, type ClusterParts } from './cluster-parts.js';
 import type { CellControllerConfig } from './config.js';
-import {
-  accountNode,
-  committedEntitlements,
-  computeInventory,
-  nodeIsReady,
-  podsByNode,
-  unscheduledDemand,
-} from './inventory.js';
+import { cellInventory } from './inventory.js';
 import {
   ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION,
   assessLiveness,
   type Liveness,
 } from './liveness.js';
-import { countNodePorts } from './node-ports.js';
-import { summariseNodes, type NodeReading } from './nodes.js';
-import { virtualClustersResolvedTo, type CellObservation } from './observe.js';
-import { assessProvider, missingProviderParts } from './provider.js';
-import type { Amounts } from './pod-requests.js';
-import { computeStorageInventory } from './storage.js';
-import { nodeDetail, nodeFactsOf, type NodeDetail } from './node-detail.js';
+import type { NodeDetail } from './node-detail.js';
+import type { NodeReading } from './nodes.js';
+import type { CellObservation } from './observe.js';
 
 export interface CellAssessment {
   liveness: Liveness;
@@ -58,6 +50,11 @@ export interface CellAssessment {
   resolvedBy?: string[];
   /** A ManifestWork Cell's reading of its agent's report (the cluster parts come from it). */
   agentReport?: AgentReportReading;
+  /**
+   * The first instant a verdict judged against the clock may change: the lease's (liveness.ts)
+   * or the agent report's age limit (assess-report.ts); undefined when neither waits for one.
+   */
+  lookAgainAt?: Date;
 }
 
 export function assessCell(
@@ -65,67 +62,50 @@ export function assessCell(
   observation: CellObservation,
   config: CellControllerConfig,
   now: Date,
-  agentReport?: AgentReportReading,
 ): CellAssessment {
+  const clusterName = cell.spec.managedClusterRef.name;
   const liveness = assessLiveness(
-    {
-      clusterName: cell.spec.managedClusterRef.name,
-      cluster: observation.managedCluster,
-      lease: observation.lease,
-      leaseObserved: observation.leaseObserved,
-    },
+    { clusterName, cluster: observation.managedCluster, lease: observation.lease },
     livenessBaseline(cell, observation),
     now,
   );
-  const resolved =
-    observation.virtualClusters && virtualClustersResolvedTo(cell, observation.virtualClusters);
-  const committed = committedEntitlements(resolved ?? []);
-  const parts = agentReport
-    ? reportedParts(cell, agentReport, committed, config)
-    : localParts(cell, observation, config, committed);
-  const resolvedBy = resolved?.map((vc) => `${vc.metadata.namespace}/${vc.metadata.name}`).sort();
+  const {
+    parts: { totals, unscheduled, ...parts },
+    reading,
+    outdatedAt,
+  } = partsOf(cell, observation.source, config, now);
+  const resolved = observation.virtualClusters ?? [];
+  const inventory = cellInventory({ cell, totals, unscheduled, resolved });
+  const resolvedBy = observation.virtualClusters?.map((vc) => vc.name).sort();
+  const lookAgainAt = earliest(liveness.lookAgainAt, outdatedAt);
   return {
     liveness,
     ...parts,
-    missingSources: sourcesNotObserved(observation, agentReport !== undefined),
-    missingDevices: devicesNotOffered(cell, parts.inventory),
-    ...(agentReport ? { agentReport } : {}),
+    // Without a readable report nothing is known of the baseline, not even what is missing.
+    missingProvider:
+      reading && !('report' in reading)
+        ? ['unknown: no readable report from the cell agent']
+        : missingProviderParts(parts.provider),
+    inventory,
+    missingSources: sourcesNotObserved(observation),
+    missingDevices: devicesNotOffered(cell, inventory),
+    ...(reading ? { agentReport: reading } : {}),
     ...(resolvedBy ? { resolvedBy } : {}),
+    ...(lookAgainAt ? { lookAgainAt } : {}),
   };
 }
 
-/** The cluster parts of a Local Cell, from the hub's own Nodes, pods, Services, ... */
-function localParts(
+/** The cluster parts: from the hub's own objects, or from the agent's report as it reads. */
+function partsOf(
   cell: Cell,
-  observation: CellObservation,
+  source: CellObservation['source'],
   config: CellControllerConfig,
-  committed: Amounts,
-): ClusterParts {
-  const provider = assessProvider(observation, config);
-  const pods = observation.pods ?? [];
-  const bound = podsByNode(pods);
-  const nodes = observation.nodes ?? [];
-  const accounted = nodes.map((node) => accountNode(node, bound.get(node.metadata.name) ?? []));
-  return {
-    provider,
-    missingProvider: missingProviderParts(provider),
-    nodes: summariseNodes(nodes),
-    nodeDetail: nodeDetail(
-      nodeFactsOf(nodes, accounted, observation.persistentVolumes),
-      cell.spec.machineProfile.name,
-    ),
-    inventory: computeInventory({
-      cell,
-      nodes: accounted,
-      unscheduled: unscheduledDemand(pods, observation.hostNamespaces ?? new Set()),
-      committed,
-    }),
-    storageInventory: computeStorageInventory(
-      nodes.filter(nodeIsReady),
-      observation.persistentVolumes,
-    ),
-    nodePorts: countNodePorts(observation.services),
-  };
+  now: Date,
+): Partial<ReportAssessment> & { parts: ClusterParts } {
+  if (source.delivery === 'Local') {
+    return { parts: clusterParts(source.cluster, cell.spec.machineProfile.name) };
+  }
+  return assessReport(source.report, cell.spec.managedClusterRef.name, config, now);
 }
 
 /**
@@ -135,23 +115,42 @@ function localParts(
 function livenessBaseline(cell: Cell, observation: CellObservation): CellStatus | undefined {
   const previous = cell.status;
   const acceptedUid = cell.metadata.annotations?.[ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION];
-  return acceptedUid && acceptedUid === observation.managedCluster?.metadata.uid
+  return acceptedUid && acceptedUid === observation.managedCluster?.uid
     ? { ...previous, managedCluster: { ...previous?.managedCluster, uid: acceptedUid } }
     : previous;
 }
 
+function earliest(...instants: (Date | undefined)[]): Date | undefined {
+  let first: Date | undefined;
+  for (const at of instants) if (at && (!first || at.getTime() < first.getTime())) first = at;
+  return first;
+}
+
+/** The baseline parts that are not ready, in a fixed order, for the condition message. */
+function missingProviderParts(provider: CellProviderStatus): string[] {
+  const parts: [keyof CellProviderStatus, string][] = [
+    ['namespaceReady', 'k3k namespace'],
+    ['k3kCRDsReady', 'k3k CRDs'],
+    ['controllerReady', 'k3k controller'],
+    ['cniReady', 'CNI DaemonSet'],
+    ['topolvmReady', 'TopoLVM node DaemonSet'],
+  ];
+  return parts.filter(([field]) => !provider[field]).map(([, label]) => label);
+}
+
 /** For a ManifestWork Cell only the VirtualClusters are hub sources: the rest is reported. */
-function sourcesNotObserved(observation: CellObservation, reported: boolean): string[] {
-  const sources: [string, unknown][] = reported
-    ? [['VirtualClusters', observation.virtualClusters]]
-    : [
-        ['Nodes', observation.nodes],
-        ['Pods', observation.pods],
-        ['host Namespaces', observation.hostNamespaces],
-        ['VirtualClusters', observation.virtualClusters],
-        ['Services', observation.services],
-        ['PersistentVolumes', observation.persistentVolumes],
-      ];
+function sourcesNotObserved({ source, virtualClusters }: CellObservation): string[] {
+  const cluster = source.delivery === 'Local' ? source.cluster : undefined;
+  const sources: [string, unknown][] = cluster
+    ? [
+        ['Nodes', cluster.nodes],
+        ['Pods', cluster.pods],
+        ['host Namespaces', cluster.hostNamespaces],
+        ['VirtualClusters', virtualClusters],
+        ['Services', cluster.nodePorts],
+        ['PersistentVolumes', cluster.topolvmVolumes],
+      ]
+    : [['VirtualClusters', virtualClusters]];
   return sources.filter(([, observed]) => observed === undefined).map(([name]) => name);
 }
 

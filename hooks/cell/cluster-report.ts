@@ -2,9 +2,9 @@
  * The two sides of a remote Cell's inventory (decision D34), with the functions a Local Cell uses:
  *
  * - `clusterReport`: what the cell agent on a managed cluster reports for one machine profile
- *   (hooks/agent calls it with what it listed there): the Node summary, the per-resource sums over
- *   the Ready profile Nodes and the unscheduled demand, storage, NodePorts, provider baseline.
- * - `reportedTotals`: the hub's way back from a report to the amounts `inventoryFrom` takes, so
+ *   (hooks/agent calls it with what it listed there): the same cluster parts a Local Cell computes
+ *   (cluster-parts.ts), the per-resource amounts as quantities.
+ * - `reportedTotals`: the hub's way back from a report to the amounts `cellInventory` takes, so
  *   a remote Cell's inventory is computed exactly as a local one, with the committed entitlements
  *   and declared devices only the hub knows.
  */
@@ -12,50 +12,28 @@ import type { CellReport, ReportedResource } from '../remote/report.js';
 import { CELL_REPORT_VERSION } from '../remote/report.js';
 import { formatQuantity, parseQuantity } from '../quantity/quantity.js';
 import { formatTime } from '../status/conditions.js';
-import type { CellControllerConfig } from './config.js';
-import {
-  accountNode,
-  nodeIsReady,
-  podsByNode,
-  sumReadyNodes,
-  unscheduledDemand,
-  type NodeTotals,
-} from './inventory.js';
-import { countNodePorts } from './node-ports.js';
-import { nodeDetail, nodeFactsOf } from './node-detail.js';
-import { summariseNodes } from './nodes.js';
+import { clusterParts } from './cluster-parts.js';
+import type { Amounts, NodeTotals } from './inventory.js';
 import type { ClusterObservation } from './observe.js';
-import type { Amounts } from './pod-requests.js';
-import { assessProvider } from './provider.js';
-import { computeStorageInventory } from './storage.js';
 
 /** The report of `profile` from what one cluster shows (see ClusterObservation). */
 export function clusterReport(
   profile: string,
   observation: ClusterObservation,
-  config: CellControllerConfig,
   now: Date,
 ): CellReport {
-  const pods = observation.pods ?? [];
-  const bound = podsByNode(pods);
-  const nodes = observation.nodes ?? [];
-  const accounted = nodes.map((node) => accountNode(node, bound.get(node.metadata.name) ?? []));
-  const unscheduled = unscheduledDemand(pods, observation.hostNamespaces ?? new Set());
   // The same per-Node detail and bound a Local Cell publishes; the hub bounds it again.
-  const detail = nodeDetail(nodeFactsOf(nodes, accounted, observation.persistentVolumes), profile);
+  const { nodeDetail: detail, ...parts } = clusterParts(observation, profile);
   return {
     version: CELL_REPORT_VERSION,
     machineProfile: profile,
     observedAt: formatTime(now),
-    ...summariseNodes(nodes),
+    ...parts.nodes,
     nodes: detail.nodes,
-    resources: reportedResources(sumReadyNodes(accounted), unscheduled),
-    storageInventory: {
-      ...computeStorageInventory(nodes.filter(nodeIsReady), observation.persistentVolumes),
-      perNode: detail.perNode,
-    },
-    nodePorts: countNodePorts(observation.services),
-    provider: assessProvider(observation, config),
+    resources: reportedResources(parts.totals, parts.unscheduled),
+    storageInventory: { ...parts.storageInventory, perNode: detail.perNode },
+    nodePorts: parts.nodePorts,
+    provider: parts.provider,
   };
 }
 
@@ -84,7 +62,7 @@ function reportedResources(
   return resources;
 }
 
-/** The Nodes' sums and the unscheduled demand a report carries, as `inventoryFrom` takes them. */
+/** The Nodes' sums and the unscheduled demand a report carries, as `cellInventory` takes them. */
 export function reportedTotals(report: CellReport | undefined): {
   totals: NodeTotals;
   unscheduled: Amounts;

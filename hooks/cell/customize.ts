@@ -9,7 +9,7 @@ import type {
 import { AGENT_WORK_NAME } from '../remote/contract.js';
 import { MANIFEST_WORK_API_VERSION, MANIFEST_WORK_RESOURCE } from '../remote/manifest-work.js';
 import type { CellControllerConfig, NamespacedName } from './config.js';
-import { MANAGED_CLUSTER_LEASE } from './liveness.js';
+import { MANAGED_CLUSTER_LEASE } from './observe-managed-cluster.js';
 
 /**
  * What the Cell's status is computed from. Metacontroller caches this answer per generation, so

@@ -156,9 +156,7 @@ describe('Cell hooks over HTTP', () => {
     const { app } = await productApp(NOW);
     const remote = [node('n1', { 'nvidia.com/gpu': '4' }), ...readyProvider()];
     const observation = observeCluster(relatedOf(remote), 'a100', DEFAULT_CELL_CONFIG);
-    const report = serializeCellReport(
-      clusterReport('a100', observation, DEFAULT_CELL_CONFIG, NOW),
-    );
+    const report = serializeCellReport(clusterReport('a100', observation, NOW));
     const related = remoteRelatedOf([managedCluster(), lease(10), agentWork(report)]);
     const response = await request(app)
       .post('/hooks/cell/sync')

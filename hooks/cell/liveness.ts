@@ -1,17 +1,17 @@
+/**
+ * The bound ManagedCluster's liveness, judged (assess phase) from what observe narrowed of it and
+ * its Lease (observe-managed-cluster.ts): joined, available as its agent says, whether the lease is
+ * renewed, whether the cluster was replaced, and when to look at the lease again.
+ */
 import type { CellManagedClusterStatus, CellStatus } from '../generated/types/index.js';
-import { conditionIsTrue, type Lease, type ManagedCluster } from '../kube/objects.js';
+import type { ObservedLease, ObservedManagedCluster } from './observe-managed-cluster.js';
+
+/** The Lease the Cell reads (scripts/local reads the same one). */
+export { MANAGED_CLUSTER_LEASE } from './observe-managed-cluster.js';
 
 /** Lets an operator accept a replaced ManagedCluster: its value is the new UID to record. */
 export const ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION = 'kubecell.io/accept-managed-cluster-uid';
 
-/** The ManagedCluster condition OCM's hub lease controller writes its verdict on. */
-export const AVAILABLE_CONDITION = 'ManagedClusterConditionAvailable';
-/** The reason that controller writes once the lease is not renewed for 5 × leaseDurationSeconds. */
-export const LEASE_UPDATE_STOPPED = 'ManagedClusterLeaseUpdateStopped';
-/** The Lease the registration agent renews, in the namespace named after the cluster. */
-export const MANAGED_CLUSTER_LEASE = 'managed-cluster-lease';
-/** OCM's default when spec.leaseDurationSeconds is unset or 0. */
-export const DEFAULT_LEASE_DURATION_SECONDS = 60;
 /** A lease is stale this many durations after its renewTime, as OCM's hub judges it. */
 export const LEASE_GRACE_DURATIONS = 5;
 /**
@@ -57,10 +57,8 @@ export interface Liveness {
 /** What a Cell observed of its cluster's liveness: the ManagedCluster and its Lease. */
 export interface LivenessInputs {
   clusterName: string;
-  cluster?: ManagedCluster;
-  lease?: Lease;
-  /** Whether Metacontroller delivered the Lease group at all (observed, even if empty). */
-  leaseObserved: boolean;
+  cluster?: ObservedManagedCluster;
+  lease: ObservedLease;
 }
 
 /**
@@ -83,49 +81,23 @@ export function judgeLease(
   expiresAt?: Date;
   overdue?: boolean;
 } {
-  const durationSeconds = leaseDurationSeconds(inputs.cluster);
-  const available = inputs.cluster?.status?.conditions?.find(
-    (condition) => condition.type === AVAILABLE_CONDITION,
-  );
-  const ocmStale = available?.status === 'Unknown' && available.reason === LEASE_UPDATE_STOPPED;
-  const renewTime = parseTime(inputs.lease?.spec?.renewTime);
+  const { durationSeconds, renewTime } = inputs.lease;
   const expiresAt =
     renewTime && new Date(renewTime.getTime() + LEASE_GRACE_DURATIONS * durationSeconds * 1000);
   const base = { durationSeconds, ...(renewTime ? { renewTime } : {}) };
-  if (ocmStale) return { ...base, verdict: 'LeaseUpdateStopped' };
-  if (!inputs.leaseObserved) return { ...base, verdict: 'LeaseNotObserved' };
-  if (!expiresAt) return { ...base, verdict: 'LeaseMissing' };
+  if (inputs.cluster?.leaseUpdateStopped) return { ...base, verdict: 'LeaseUpdateStopped' };
+  if (!inputs.lease.observed) return { ...base, verdict: 'LeaseNotObserved' };
+  if (!renewTime || !expiresAt) return { ...base, verdict: 'LeaseMissing' };
   if (expiresAt.getTime() <= now.getTime()) return { ...base, verdict: 'LeaseStale' };
   const overdue =
-    now.getTime() - (renewTime as Date).getTime() >=
-    RENEWAL_OVERDUE_DURATIONS * durationSeconds * 1000;
+    now.getTime() - renewTime.getTime() >= RENEWAL_OVERDUE_DURATIONS * durationSeconds * 1000;
   return { ...base, verdict: 'LeaseRenewed', expiresAt, overdue };
 }
 
-function leaseDurationSeconds(cluster: ManagedCluster | undefined): number {
-  const declared = cluster?.spec?.leaseDurationSeconds;
-  // OCM's CRD declares an int32; anything else did not come from the apiserver.
-  return typeof declared === 'number' &&
-    Number.isInteger(declared) &&
-    declared > 0 &&
-    declared <= 2_147_483_647
-    ? declared
-    : DEFAULT_LEASE_DURATION_SECONDS;
-}
-
-/** A MicroTime or Time from outside the hook server's trust, as a Date, or undefined. */
-function parseTime(value: unknown): Date | undefined {
-  if (typeof value !== 'string' || value.length > 64) return undefined;
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/.test(value))
-    return undefined;
-  const time = Date.parse(value);
-  return Number.isNaN(time) ? undefined : new Date(time);
-}
-
-function observedState(cluster: ManagedCluster | undefined, joined: boolean): Liveness['observed'] {
+function observedState(cluster: ObservedManagedCluster | undefined): Liveness['observed'] {
   if (!cluster) return 'absent';
-  if (cluster.spec?.hubAcceptsClient !== true) return 'notAccepted';
-  return joined ? 'joined' : 'notJoined';
+  if (!cluster.accepted) return 'notAccepted';
+  return cluster.joined ? 'joined' : 'notJoined';
 }
 
 /**
@@ -140,19 +112,15 @@ export function assessLiveness(
 ): Liveness {
   const { clusterName, cluster } = inputs;
   const recordedUid = previous?.managedCluster?.uid;
-  const observedUid = cluster?.metadata.uid;
-  const joined =
-    cluster !== undefined &&
-    cluster.spec?.hubAcceptsClient === true &&
-    conditionIsTrue(cluster.status?.conditions, 'ManagedClusterJoined');
+  const observedUid = cluster?.uid;
   const lease = judgeLease(inputs, now);
   const leaseFresh =
     lease.verdict === 'LeaseNotObserved' ? undefined : lease.verdict === 'LeaseRenewed';
   const status: CellManagedClusterStatus = {
     name: clusterName,
     ...((recordedUid ?? observedUid) ? { uid: recordedUid ?? observedUid } : {}),
-    joined,
-    available: conditionIsTrue(cluster?.status?.conditions, AVAILABLE_CONDITION),
+    joined: cluster?.joined ?? false,
+    available: cluster?.available ?? false,
     ...(leaseFresh === undefined ? {} : { leaseFresh }),
     // Written anew from the parsed time (milliseconds), never the Lease's own bytes.
     ...(lease.renewTime ? { leaseRenewTime: lease.renewTime.toISOString() } : {}),
@@ -160,7 +128,7 @@ export function assessLiveness(
   };
   return {
     status,
-    observed: observedState(cluster, joined),
+    observed: observedState(cluster),
     replaced: recordedUid !== undefined && observedUid !== undefined && recordedUid !== observedUid,
     lease: lease.verdict,
     ...(lease.expiresAt ? { lookAgainAt: lookAgainAt(lease.expiresAt, lease.overdue, now) } : {}),

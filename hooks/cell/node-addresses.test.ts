@@ -52,7 +52,7 @@ function remoteStatus(report: string): CellStatus {
 /** What the cell agent reports from `objects` on its cluster. */
 function agentReport(objects: KubernetesObject[]): string {
   const observation = observeCluster(relatedOf(objects), 'a100', config);
-  return serializeCellReport(clusterReport('a100', observation, config, NOW));
+  return serializeCellReport(clusterReport('a100', observation, NOW));
 }
 
 describe('Cell Node addresses that are not IP addresses (issue 23)', () => {

@@ -13,12 +13,14 @@ import { createHash } from 'node:crypto';
 import type { CellNode, CellNodeStorage, ResourceList } from '../generated/types/index.js';
 import { compareStrings } from '../json/compare.js';
 import { LABELS } from '../kube/labels.js';
-import type { Node, PersistentVolume } from '../kube/objects.js';
-import { formatQuantity, parseQuantity, ZERO_QUANTITY } from '../quantity/quantity.js';
-import type { NodeAccounting } from './inventory.js';
-import { readinessReasons } from './nodes.js';
-import { allocatedByNode, topolvmFreeCapacity } from './storage.js';
-import type { Amounts } from './pod-requests.js';
+import {
+  formatQuantity,
+  parseQuantity,
+  ZERO_QUANTITY,
+  type ParsedQuantity,
+} from '../quantity/quantity.js';
+import type { Amounts, NodeAccounting } from './inventory.js';
+import type { ObservedNode } from './observe-nodes.js';
 
 /**
  * JSON bytes the per-Node entries may take (nodes and perNode together), observedAt aside.
@@ -36,19 +38,21 @@ export interface NodeDetail {
   omitted: number;
 }
 
-/** One profile Node with what the inventory counted on it and its storage. */
-export interface NodeFacts {
-  node: Node;
-  accounting: NodeAccounting;
-  /** TopoLVM's free capacity on the Node, when it reports it. */
-  freeStorage?: string;
-  /** Capacity of the topolvm.io PersistentVolumes on the Node. */
-  allocatedStorage: string;
-}
-
-export function nodeDetail(facts: readonly NodeFacts[], profile: string): NodeDetail {
+/**
+ * One entry per profile Node, with what the inventory counted on it (`accounted`, one per Node in
+ * the same order) and its storage: TopoLVM's free bytes on the Node and the capacity of the
+ * TopoLVM PersistentVolumes on it (`volumes`, by Node).
+ */
+export function nodeDetail(
+  accounted: readonly NodeAccounting[],
+  volumes: ReadonlyMap<string, ParsedQuantity> | undefined,
+  profile: string,
+): NodeDetail {
   return boundNodeDetail(
-    facts.map((fact) => ({ node: nodeEntry(fact, profile), storage: storageEntry(fact) })),
+    accounted.map((accounting) => ({
+      node: nodeEntry(accounting, profile),
+      storage: storageEntry(accounting.node, volumes),
+    })),
   );
 }
 
@@ -95,44 +99,29 @@ function storedNode(node: CellNode): CellNode {
   };
 }
 
-function nodeEntry({ node, accounting }: NodeFacts, profile: string): CellNode {
+function nodeEntry({ node, active, pending }: NodeAccounting, profile: string): CellNode {
   return {
-    name: node.metadata.name,
-    profile: node.metadata.labels?.[LABELS.machineProfile] ?? profile,
-    ready: accounting.ready,
-    labelHash: labelHash(node.metadata.labels ?? {}),
-    capacity: resourceList(accounting.capacity),
-    allocatable: resourceList(accounting.allocatable),
-    activeRequested: amountList(accounting.active),
-    pendingRequested: amountList(accounting.pending),
-    readinessReasons: readinessReasons(node),
+    name: node.name,
+    profile: node.labels[LABELS.machineProfile] ?? profile,
+    ready: node.ready,
+    labelHash: labelHash(node.labels),
+    capacity: resourceList(node.capacity),
+    allocatable: resourceList(node.allocatable),
+    activeRequested: amountList(active),
+    pendingRequested: amountList(pending),
+    readinessReasons: node.readinessReasons,
   };
 }
 
-function storageEntry({ node, freeStorage, allocatedStorage }: NodeFacts): CellNodeStorage {
+function storageEntry(
+  node: ObservedNode,
+  volumes: ReadonlyMap<string, ParsedQuantity> | undefined,
+): CellNodeStorage {
   return {
-    node: node.metadata.name,
-    ...(freeStorage === undefined ? {} : { freeCapacity: freeStorage }),
-    allocatedPV: allocatedStorage,
+    node: node.name,
+    ...(node.topolvmFree === undefined ? {} : { freeCapacity: formatQuantity(node.topolvmFree) }),
+    allocatedPV: formatQuantity(volumes?.get(node.name) ?? ZERO_QUANTITY),
   };
-}
-
-/** Each profile Node with what the inventory counted on it and its storage (Local Cell or agent). */
-export function nodeFactsOf(
-  nodes: readonly Node[],
-  accounted: readonly NodeAccounting[],
-  volumes: readonly PersistentVolume[] | undefined,
-): NodeFacts[] {
-  const allocated = allocatedByNode(volumes);
-  return nodes.map((node, index) => {
-    const free = topolvmFreeCapacity(node);
-    return {
-      node,
-      accounting: accounted[index] as NodeAccounting,
-      ...(free === undefined ? {} : { freeStorage: formatQuantity(free) }),
-      allocatedStorage: formatQuantity(allocated.get(node.metadata.name) ?? ZERO_QUANTITY),
-    };
-  });
 }
 
 /** SHA-256 over the sorted `key=value` lines, first 16 hex digits. */

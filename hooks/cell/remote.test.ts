@@ -33,7 +33,7 @@ const config = DEFAULT_CELL_CONFIG;
 /** What the cell agent would report at `at` from `objects` on its cluster. */
 function reportFrom(objects: KubernetesObject[], at = NOW): string {
   const observation = observeCluster(relatedOf(objects), 'a100', config);
-  return serializeCellReport(clusterReport('a100', observation, config, at));
+  return serializeCellReport(clusterReport('a100', observation, at));
 }
 
 function remoteStatus(hub: KubernetesObject[], omit: string[] = [], now = NOW): CellStatus {

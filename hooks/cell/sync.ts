@@ -1,16 +1,17 @@
 /**
- * The kubecell-cell sync and finalize hooks: refuse a stale copy (stale-copy.ts) → observe →
- * assess → status → publish, and two children from the published status: the Cell's liveness
- * record (hooks/api/cell-liveness-record.ts) and the status marker (stale-copy.ts). For the same
- * request and the same `now` the answer is byte-identical; while nothing it reports changes the
- * status stays the same until the heartbeat falls due, and a change to pod requests alone waits
- * for the hold (publication.ts). The answer asks for the next sync when something judged against
- * the clock falls due (reportOn); the resync period is only a safety net (config.ts).
+ * The kubecell-cell sync and finalize hooks: refuse a stale copy (stale-copy.ts) → observe
+ * (observe.ts: every observed object narrowed once, a ManifestWork Cell's agent report included)
+ * → assess (assess.ts) → status (status.ts) → publish (publication.ts), and two children from the
+ * published status: the Cell's liveness record (hooks/api/cell-liveness-record.ts) and the status
+ * marker (stale-copy.ts). For the same request and the same `now` the answer is byte-identical;
+ * while nothing it reports changes the status stays the same until the heartbeat falls due, and a
+ * change to pod requests alone waits for the hold (publication.ts). The answer asks for the next
+ * sync when something judged against the clock falls due (reportOn); the resync period is only a
+ * safety net (config.ts).
  */
 import { cellLivenessRecord } from '../api/cell-liveness-record.js';
 import type { Cell, CellStatus } from '../generated/types/index.js';
 import type { CompositeSyncRequest, CompositeSyncResponse } from '../metacontroller/protocol.js';
-import { readAgentReport, reportOutdatedAt } from './agent-report.js';
 import { assessCell } from './assess.js';
 import type { CellControllerConfig } from './config.js';
 import { publish } from './publication.js';
@@ -65,7 +66,7 @@ export function finalizeCell(
   };
 }
 
-interface CellReport {
+interface Outcome {
   status: CellStatus;
   resyncAfterSeconds: number;
   /** VirtualClusters resolved to the Cell; undefined when they were not observed. */
@@ -73,39 +74,28 @@ interface CellReport {
 }
 
 /**
- * The steps both hooks take: observe → (a ManifestWork Cell: read its agent's report) → assess →
- * status → publish, and when to look again: the first instant a verdict judged against the clock
- * may change (the status heartbeat or the end of a hold, the lease's expiry, the agent report's
- * age limit), or the resync period if that came first. Metacontroller keeps the earliest instant
- * asked of a Cell (client-go's delaying queue) and fires it whatever came between, so each of
- * them is one that later syncs only move on: a renewal moves the lease's expiry, a report its age
- * limit, a write the heartbeat.
+ * The phases both hooks take, and when to look again: the first instant a verdict judged against
+ * the clock may change (the status heartbeat or the end of a hold, the lease's expiry, the agent
+ * report's age limit: assessment.lookAgainAt), or the resync period if that came first.
+ * Metacontroller keeps the earliest instant asked of a Cell (client-go's delaying queue) and fires
+ * it whatever came between, so each of them is one that later syncs only move on: a renewal moves
+ * the lease's expiry, a report its age limit, a write the heartbeat.
  */
 function reportOn(
   request: CompositeSyncRequest<Cell>,
   config: CellControllerConfig,
   now: Date,
-): CellReport {
-  // Every quantity it reads was parsed by the validation layer (hooks/controllers/).
-  const observation = observeCell(request.parent, request.related, config);
-  // A ManifestWork Cell reads its cluster from its agent's report, judged against now.
-  const agentReport =
-    request.parent.spec.delivery === 'ManifestWork'
-      ? readAgentReport(request.parent, observation, now)
-      : undefined;
-  const assessment = assessCell(request.parent, observation, config, now, agentReport);
-  const { status, dueInSeconds } = publish(
-    request.parent.status,
-    cellStatus(request.parent, assessment, now),
-    now,
-  );
-  const lookAgain = [assessment.liveness.lookAgainAt, agentReport && reportOutdatedAt(agentReport)];
+): Outcome {
+  const cell = request.parent;
+  const observation = observeCell(cell, request.related, config);
+  const assessment = assessCell(cell, observation, config, now);
+  const { status, dueInSeconds } = publish(cell.status, cellStatus(cell, assessment, now), now);
   return {
     status,
     resyncAfterSeconds: Math.min(
       config.resyncSeconds,
       dueInSeconds,
-      ...lookAgain.map((at) => secondsUntil(at, now)),
+      secondsUntil(assessment.lookAgainAt, now),
     ),
     ...(assessment.resolvedBy ? { resolvedBy: assessment.resolvedBy } : {}),
   };
