@@ -73,10 +73,10 @@ function markerOf(cell: Cell, children: ObjectMap): ConfigMapObject | undefined 
 /** Throws a RetryLaterError when this copy of the Cell predates the last status write. */
 export function refuseStaleCopy(cell: Cell, children: ObjectMap, now: Date): void {
   const marker = markerOf(cell, children);
-  const written = Date.parse(String(marker?.data?.['observedAt'] ?? ''));
+  const written = Date.parse(marker?.data?.['observedAt'] ?? '');
   if (Number.isNaN(written)) return;
   if (now.getTime() - written >= STALE_COPY_GRACE_SECONDS * 1000) return;
-  const copy = Date.parse(String(cell.status?.observedAt ?? ''));
+  const copy = Date.parse(cell.status?.observedAt ?? '');
   if (!Number.isNaN(copy) && copy >= written) return;
   throw new RetryLaterError(
     `Cell ${cell.metadata.namespace ?? ''}/${cell.metadata.name}: this copy's status.observedAt (${cell.status?.observedAt ?? 'none'}) predates the status written at ${marker?.data?.['observedAt'] ?? ''} (ConfigMap ${statusMarkerName(cell.metadata.name)}): nothing is changed, and the next sync reads the written status.`,
