@@ -21,7 +21,34 @@ export const SPEC_DEFAULTS = Object.freeze({
   minReplicas: 1,
   /** spec.autoscaling.scaleDownDelaySeconds */
   scaleDownDelaySeconds: 600,
+  /** spec.health.nodeStartupTimeoutSeconds: Cluster API's DefaultNodeStartupTimeoutSeconds. */
+  nodeStartupTimeoutSeconds: 600,
+  /** spec.health.maxUnhealthy */
+  maxUnhealthy: '40%',
+  /** spec.health.remediation */
+  remediation: 'Replace',
 } as const);
+
+/**
+ * spec.health.unhealthyConditions by default (the schema's `default`, which cites where each
+ * comes from): the Node's Ready, node-problem-detector's default conditions, and the GPU
+ * conditions NVIDIA NVSentinel sets True for a fatal fault.
+ */
+export const DEFAULT_UNHEALTHY_CONDITIONS: readonly Readonly<{
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  durationSeconds: number;
+}>[] = Object.freeze([
+  { type: 'Ready', status: 'False', durationSeconds: 300 },
+  { type: 'Ready', status: 'Unknown', durationSeconds: 300 },
+  { type: 'KernelDeadlock', status: 'True', durationSeconds: 300 },
+  { type: 'ReadonlyFilesystem', status: 'True', durationSeconds: 300 },
+  { type: 'SysLogsXIDError', status: 'True', durationSeconds: 0 },
+  { type: 'SysLogsGPUFallenOff', status: 'True', durationSeconds: 0 },
+  { type: 'GpuMemWatch', status: 'True', durationSeconds: 0 },
+  { type: 'GpuPcieWatch', status: 'True', durationSeconds: 0 },
+  { type: 'GpuInforomWatch', status: 'True', durationSeconds: 0 },
+]);
 
 // --- autoscaling ---
 
@@ -40,6 +67,14 @@ export const CELL_PHASES = [
   'Failed',
 ] as const satisfies readonly NonNullable<GPUCellStatus['phase']>[];
 export type CellPhase = (typeof CELL_PHASES)[number];
+
+/** The health of a cell (status.cells[].health). */
+export const CELL_HEALTH_STATES = [
+  'Healthy',
+  'Unhealthy',
+  'Remediating',
+] as const satisfies readonly NonNullable<GPUCellStatus['health']>[];
+export type CellHealthState = (typeof CELL_HEALTH_STATES)[number];
 
 // --- bootstrap: the join Secret and its template ---
 

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import {
   CELL_PHASES,
+  DEFAULT_UNHEALTHY_CONDITIONS,
   JOIN_SECRET_KEYS,
   SCALE_UP_STEP,
   SETTINGS_DEFAULTS,
@@ -136,6 +137,15 @@ describe('the spec defaults and the schema', () => {
     expect(autoscaling.properties['minReplicas']?.default).to.equal(SPEC_DEFAULTS.minReplicas);
     expect(autoscaling.properties['scaleDownDelaySeconds']?.default).to.equal(
       SPEC_DEFAULTS.scaleDownDelaySeconds,
+    );
+    const health = spec['health'] as Node;
+    expect(health.properties['nodeStartupTimeoutSeconds']?.default).to.equal(
+      SPEC_DEFAULTS.nodeStartupTimeoutSeconds,
+    );
+    expect(health.properties['maxUnhealthy']?.default).to.equal(SPEC_DEFAULTS.maxUnhealthy);
+    expect(health.properties['remediation']?.default).to.equal(SPEC_DEFAULTS.remediation);
+    expect(health.properties['unhealthyConditions']?.default).to.deep.equal(
+      DEFAULT_UNHEALTHY_CONDITIONS,
     );
   });
 });

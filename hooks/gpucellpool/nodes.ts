@@ -21,7 +21,7 @@ export interface NodeMatch {
 }
 
 export function nodeReady(node: NodeObject): boolean {
-  return conditionIsTrue(node.status?.conditions, 'Ready');
+  return conditionIsTrue(node.status?.conditions ?? undefined, 'Ready');
 }
 
 /** The pool Node that is this cell's current Node. */

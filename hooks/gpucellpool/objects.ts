@@ -43,9 +43,14 @@ export interface NodeObject extends KubernetesObject {
     taints?: { key: string; effect: string; value?: string; timeAdded?: string }[];
   };
   status?: {
-    conditions?: ObjectCondition[];
+    conditions?: TimedCondition[] | null;
     nodeInfo?: { systemUUID?: string };
   };
+}
+
+/** A condition with the time of its last status change (null or absent when not told). */
+export interface TimedCondition extends ObjectCondition {
+  lastTransitionTime?: string | null;
 }
 
 export interface SecretObject extends KubernetesObject {
@@ -53,10 +58,22 @@ export interface SecretObject extends KubernetesObject {
   data?: Record<string, string>;
 }
 
-/** A KubeVirt VirtualMachine or a Cluster API Machine. */
+/**
+ * A KubeVirt VirtualMachine or a Cluster API Machine. The validation layer checks `conditions`
+ * and `phase` (hooks/controllers/observed-object.ts); the other fields are read with care.
+ */
 export interface MachineObject extends KubernetesObject {
   spec?: { providerID?: string } & Record<string, unknown>;
-  status?: { nodeRef?: { name?: string } } & Record<string, unknown>;
+  status?: {
+    nodeRef?: { name?: string };
+    conditions?: TimedCondition[] | null;
+    /** Cluster API: the Machine's phase (Failed only on objects converted from v1beta1). */
+    phase?: string | null;
+    /** KubeVirt: the VirtualMachine's printable status (CrashLoopBackOff, Running, ...). */
+    printableStatus?: unknown;
+    /** Cluster API v1beta2: deprecated.v1beta1.failureReason of a terminal failure. */
+    deprecated?: unknown;
+  } & Record<string, unknown>;
 }
 
 /** resource.k8s.io/v1 ResourceClaim (`spec.devices`) or ResourceClaimTemplate (`spec.spec.devices`). */
