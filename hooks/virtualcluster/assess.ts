@@ -2,40 +2,28 @@
  * What a VirtualCluster sync establishes before it renders, as pure functions of the prior
  * status, the observation and the clock:
  *
- * - the placement: the stored snapshot (`status.resolved`) when usable; only while none is
- *   stored (and nothing sticky failed, and it is not being deleted) a new resolution
- *   (resolve.ts). A stored snapshot is never evaluated again.
- * - the failure, first match wins: a sticky Failed phase stays; otherwise an unusable stored
- *   snapshot (ResolvedSnapshotInvalid), an older VirtualCluster in the namespace
- *   (NamespaceOccupied), or, once resolved, another Cell under the resolved name (CellReplaced)
- *   or the Cell's ManagedCluster replaced (ManagedClusterReplaced).
+ * - the placement: the stored snapshot (`status.resolved`, which the validation layer checked
+ *   against the schema: every field rendering needs, an endpoint address a URL may be built
+ *   from); only while none is stored (and nothing sticky failed, and it is not being deleted) a
+ *   new resolution (resolve.ts). A stored snapshot is never evaluated again.
+ * - the failure, first match wins: a sticky Failed phase stays; otherwise an older
+ *   VirtualCluster in the namespace (NamespaceOccupied), or, once resolved, another Cell under
+ *   the resolved name (CellReplaced) or the Cell's ManagedCluster replaced
+ *   (ManagedClusterReplaced).
  * - the resolved Cell's liveness (status.ts `assessCell`, the CellLive condition);
  * - the placement of the children, chosen once (placement.ts): applied on the hub
  *   (local-placement.ts) or carried by the VirtualCluster's ManifestWork on a `delivery:
  *   ManifestWork` Cell (work-placement.ts); each knows what Ready waits for among them.
  */
-import type {
-  Condition,
-  ResolvedPlacement,
-  VirtualCluster,
-  VirtualClusterStatus,
-} from '../generated/types/index.js';
+import type { Condition, ResolvedPlacement, VirtualCluster } from '../generated/types/index.js';
 import type { FeasibilityResult } from '../feasibility/evaluate.js';
-import { isJsonObject } from '../json/json.js';
-import { isEndpointAddress } from '../kube/addresses.js';
 import { findCondition } from '../status/conditions.js';
 import type { VirtualClusterConfig } from './config.js';
 import { localPlacement } from './local-placement.js';
 import type { PriorStatus, VirtualClusterObservation } from './observe.js';
 import type { Placement } from './placement.js';
 import { REASONS, STICKY_FAILURES } from './reasons.js';
-import {
-  olderNeighbours,
-  resolvedIsUsable,
-  resolvePlacement,
-  type Resolution,
-  type Unresolved,
-} from './resolve.js';
+import { olderNeighbours, resolvePlacement, type Resolution, type Unresolved } from './resolve.js';
 import { assessCell, type CellLiveness } from './cell-liveness.js';
 import { deliveredByWork } from './work-ref.js';
 import { workPlacement } from './work-placement.js';
@@ -48,9 +36,7 @@ export interface Failure {
 export interface Assessment {
   /** `deletionTimestamp` is set. */
   deleting: boolean;
-  /** `status.resolved` as stored, usable or not (the status keeps it); absent when none. */
-  stored?: VirtualClusterStatus['resolved'];
-  /** The snapshot the children are rendered from: the stored one when usable, or a new one. */
+  /** The snapshot the children are rendered from: the stored one, or a new one. */
   resolved?: ResolvedPlacement;
   /** Why there is no snapshot; undefined when `resolved` is set. */
   unresolved?: Unresolved;
@@ -70,18 +56,17 @@ export function assessVirtualCluster(
   now: Date,
 ): Assessment {
   const deleting = vc.metadata.deletionTimestamp !== undefined;
-  const stored = prior.status.resolved ?? undefined;
+  const stored = prior.status.resolved;
   const sticky = stickyFailure(prior.status.phase, prior.conditions);
-  const failure = sticky ?? snapshotFailure(stored) ?? occupiedFailure(vc, observation);
+  const failure = sticky ?? occupiedFailure(vc, observation);
   const resolution: Partial<Resolution> =
     stored === undefined && sticky === undefined && !deleting
       ? resolvePlacement(vc, observation, config, now, failure !== undefined)
-      : { resolved: resolvedIsUsable(stored) ? stored : undefined };
+      : { resolved: stored };
   const { resolved } = resolution;
   const cell = assessCell(resolved?.cell.name ?? observation.cellName, observation, resolved);
   return {
     deleting,
-    ...(stored === undefined ? {} : { stored }),
     ...resolution,
     unresolved: unresolvedBecause(resolution, failure),
     failure: failure ?? cellFailure(resolved, cell),
@@ -111,23 +96,6 @@ export function stickyFailure(
   const ready = findCondition(conditions, 'Ready');
   if (ready === undefined || !STICKY_FAILURES.includes(ready.reason)) return undefined;
   return { reason: ready.reason, message: ready.message };
-}
-
-/**
- * A stored snapshot that lacks what the children are rendered from, or whose endpoint address
- * is not one (never quoted: it would carry the bytes into the message, issue 23).
- */
-function snapshotFailure(stored: unknown): Failure | undefined {
-  if (stored === undefined || resolvedIsUsable(stored)) return undefined;
-  const address = isJsonObject(stored) ? stored['endpointAddress'] : undefined;
-  const what =
-    typeof address === 'string' && address !== '' && !isEndpointAddress(address)
-      ? 'status.resolved.endpointAddress is not an IP address or DNS-1123 hostname, so no server URL is built from it'
-      : 'status.resolved lacks fields the children are rendered from';
-  return {
-    reason: REASONS.ResolvedSnapshotInvalid,
-    message: `${what}; the children are kept as they are. Delete and recreate the VirtualCluster to place it again.`,
-  };
 }
 
 /** An older VirtualCluster keeps the namespace (a namespace hosts one). */

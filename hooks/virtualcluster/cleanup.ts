@@ -66,7 +66,7 @@ export function remainingChildren(
   others: readonly TypedObjectReference[] = [],
 ): TypedObjectReference[] {
   return children.all
-    .map((obj) => ({ apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata?.name ?? '' }))
+    .map((obj) => ({ apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name }))
     .concat(others)
     .sort(
       (a, b) =>

@@ -41,7 +41,6 @@
  */
 import { cellLivenessRecordName } from '../api/cell-liveness-record.js';
 import type { VirtualCluster } from '../generated/types/index.js';
-import { isJsonObject } from '../json/json.js';
 import type {
   CustomizeHookRequest,
   CustomizeHookResponse,
@@ -57,10 +56,10 @@ export function virtualClusterRelatedResources(
   vc: VirtualCluster,
   cellNamespace: string,
 ): RelatedResourceRule[] {
-  const cellName = specString(vc.spec?.cellRef?.name);
-  const className = specString(vc.spec?.classRef?.name);
+  const cellName = vc.spec.cellRef.name;
+  const className = vc.spec.classRef.name;
   const namespace = vc.metadata.namespace ?? '';
-  const resolvedCell = resolvedCellName(vc.status?.resolved);
+  const resolvedCell = vc.status?.resolved?.cell.name;
   // Once resolved the Cell is never read again but for its liveness: its record replaces it.
   const placement = resolvedCell
     ? placementRelatedResources({ cellNamespace, cellName, className, namespace }).map((rule) =>
@@ -90,13 +89,6 @@ export function virtualClusterRelatedResources(
   ];
 }
 
-/** The resolved Cell's name from an (unvalidated) snapshot; undefined before resolution. */
-function resolvedCellName(resolved: unknown): string | undefined {
-  if (!isJsonObject(resolved) || !isJsonObject(resolved['cell'])) return undefined;
-  const { name } = resolved['cell'];
-  return typeof name === 'string' && name !== '' ? name : undefined;
-}
-
 function livenessRecordRule(cellNamespace: string, cellName: string): RelatedResourceRule {
   return {
     apiVersion: 'v1',
@@ -111,9 +103,4 @@ export function customizeVirtualCluster(
   cellNamespace: string,
 ): CustomizeHookResponse {
   return { relatedResources: virtualClusterRelatedResources(request.parent, cellNamespace) };
-}
-
-/** A spec string as sent, or '' when the (unvalidated) request lacks it. */
-export function specString(value: unknown): string {
-  return typeof value === 'string' ? value : '';
 }

@@ -38,7 +38,7 @@ export function readSecretKubeconfig(secret: SecretObject | undefined): SecretKu
     refusal: 'invalid',
     problem: `its data.${KUBECONFIG_KEY} is missing or not base64 UTF-8`,
   };
-  if (typeof encoded !== 'string' || encoded === '') return unreadable;
+  if (encoded === undefined || encoded === '') return unreadable;
   if (encoded.length > MAX_ENCODED_LENGTH) {
     return {
       ok: false,

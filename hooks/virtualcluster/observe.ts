@@ -10,14 +10,15 @@ import { cellLivenessRecordName, type ConfigMapObject } from '../api/cell-livene
 import type {
   Cell,
   Condition,
+  ResolvedPlacement,
   VirtualCluster,
   VirtualClusterStatus,
   VirtualNodeClass,
 } from '../generated/types/index.js';
-import { TYPE_KEYS, type Namespace, type ObjectCondition } from '../kube/objects.js';
-import { isJsonObject } from '../json/json.js';
+import { TYPE_KEYS, type Namespace } from '../kube/objects.js';
 import { isPort } from '../kube/addresses.js';
 import {
+  childKey,
   findObject,
   observedGroup,
   type KubernetesObject,
@@ -25,7 +26,6 @@ import {
 } from '../metacontroller/protocol.js';
 import { API_PORT_NAME } from './constants.js';
 import type { VirtualClusterConfig } from './config.js';
-import { specString } from './customize.js';
 import { virtualClusterWorkName } from '../remote/contract.js';
 import type { WorkCleanup } from './cleanup.js';
 import { MANIFEST_WORK_TYPE_KEY, type ObservedManifestWork } from '../remote/manifest-work.js';
@@ -42,26 +42,36 @@ export const CHILD_TYPES = {
 } as const;
 export type ChildRole = keyof typeof CHILD_TYPES;
 
-export interface K3kCluster extends KubernetesObject {
-  spec?: Record<string, unknown>;
-  status?: { phase?: string; conditions?: ObjectCondition[] };
+// The observed objects below have the shape the validation layer checked
+// (hooks/controllers/observed-object.ts): the fields read have their Kubernetes types, or are
+// `null` where Go leaves a value out.
+
+/** A condition of an observed object. */
+export interface ObservedCondition {
+  type?: string | null;
+  status?: string | null;
+  reason?: string | null;
+  message?: string | null;
 }
 
+export interface K3kCluster extends KubernetesObject {
+  status?: { phase?: string | null; conditions?: ObservedCondition[] | null } | null;
+}
+
+/** Its `status.hard` and `status.used` are not among the fields checked: read them as unknown. */
 export interface ResourceQuota extends KubernetesObject {
-  spec?: { hard?: Record<string, string | number> };
-  status?: { hard?: Record<string, string | number>; used?: Record<string, string | number> };
+  status?: { hard?: unknown; used?: unknown } | null;
 }
 
 export interface ServiceObject extends KubernetesObject {
   spec?: {
-    type?: string;
-    ports?: { name?: string; port?: number; nodePort?: number }[];
-  };
+    ports?: { name?: string | null; nodePort?: number | null }[] | null;
+  } | null;
 }
 
 export interface SecretObject extends KubernetesObject {
-  type?: string;
-  data?: Record<string, string>;
+  type?: string | null;
+  data?: Record<string, string> | null;
 }
 
 export interface ObservedChildren {
@@ -111,8 +121,8 @@ export function observeVirtualCluster(
   config: Pick<VirtualClusterConfig, 'cellNamespace'>,
 ): VirtualClusterObservation {
   const refs: ObservedRefs = {
-    cellName: specString(vc.spec?.cellRef?.name),
-    className: specString(vc.spec?.classRef?.name),
+    cellName: vc.spec.cellRef.name,
+    className: vc.spec.classRef.name,
     namespace: vc.metadata.namespace ?? '',
     names: childNames(vc.metadata.name, vc.metadata.uid),
   };
@@ -136,17 +146,17 @@ function observeRelated(
   { cellName, className, namespace }: ObservedRefs,
   cellNamespace: string,
 ): Omit<VirtualClusterObservation, keyof ObservedRefs | 'children'> {
-  const cells = observedGroup<Cell>(related, TYPE_KEYS.cell);
+  const cells = kubeCellObjects<Cell>(related, TYPE_KEYS.cell);
   const cell = cells?.find(
-    (c) => c.metadata?.name === cellName && c.metadata.namespace === cellNamespace,
+    (c) => c.metadata.name === cellName && c.metadata.namespace === cellNamespace,
   );
-  const virtualNodeClass = observedGroup<VirtualNodeClass>(
+  const virtualNodeClass = kubeCellObjects<VirtualNodeClass>(
     related,
     TYPE_KEYS.virtualNodeClass,
-  )?.find((c) => c.metadata?.name === className);
+  )?.find((c) => c.metadata.name === className);
   const virtualClusters = neighbours(vc, related, namespace);
   const hostNamespace = observedGroup<Namespace>(related, TYPE_KEYS.namespace)?.find(
-    (ns) => ns.metadata?.name === namespace,
+    (ns) => ns.metadata.name === namespace,
   );
   const k3kKubeconfig = findObject<SecretObject>(
     related,
@@ -162,7 +172,7 @@ function observeRelated(
     ...(virtualNodeClass ? { virtualNodeClass } : {}),
     ...(virtualClusters ? { virtualClusters } : {}),
     ...(hostNamespace ? { hostNamespace } : {}),
-    ...(k3kKubeconfig && isJsonObject(k3kKubeconfig) ? { k3kKubeconfig } : {}),
+    ...(k3kKubeconfig ? { k3kKubeconfig } : {}),
     ...(works ? { works } : {}),
   };
 }
@@ -173,10 +183,8 @@ function observeCellRecord(
   related: ObjectMap,
   cellNamespace: string,
 ): VirtualClusterObservation['cellRecord'] {
-  const resolved = vc.status?.resolved;
-  const name =
-    isJsonObject(resolved) && isJsonObject(resolved.cell) ? resolved.cell.name : undefined;
-  if (typeof name !== 'string' || name === '') return undefined;
+  const name = vc.status?.resolved?.cell.name;
+  if (name === undefined) return undefined;
   if (observedGroup(related, TYPE_KEYS.configMap) === undefined) return { observed: false };
   const configMap = findObject<ConfigMapObject>(
     related,
@@ -184,7 +192,7 @@ function observeCellRecord(
     cellLivenessRecordName(name),
     cellNamespace,
   );
-  return { observed: true, ...(configMap && isJsonObject(configMap) ? { configMap } : {}) };
+  return { observed: true, ...(configMap ? { configMap } : {}) };
 }
 
 /**
@@ -197,17 +205,17 @@ export function observeWorks(
 ): ObservedManifestWork[] | undefined {
   const name = virtualClusterWorkName(vc.metadata.uid ?? '');
   return observedGroup<ObservedManifestWork>(related, MANIFEST_WORK_TYPE_KEY)?.filter(
-    (work) => work.metadata?.name === name,
+    (work) => work.metadata.name === name,
   );
 }
 
 /**
- * On a ManifestWork Cell (by the stored snapshot, read leniently), whether the VirtualCluster's
- * ManifestWork is still there: what finalize waits for beside the children.
+ * On a ManifestWork Cell (by the stored snapshot), whether the VirtualCluster's ManifestWork is
+ * still there: what finalize waits for beside the children.
  */
 export function observeOwnWork(
   vc: VirtualCluster,
-  stored: unknown,
+  stored: ResolvedPlacement | undefined,
   related: ObjectMap,
 ): WorkCleanup | undefined {
   const ref = snapshotWorkRef(stored, vc.metadata.uid);
@@ -222,8 +230,22 @@ function neighbours(
   related: ObjectMap,
   namespace: string,
 ): VirtualCluster[] | undefined {
-  return observedGroup<VirtualCluster>(related, TYPE_KEYS.virtualCluster)?.filter(
-    (other) => !isSelf(vc, other) && other.metadata?.namespace === namespace,
+  return kubeCellObjects<VirtualCluster>(related, TYPE_KEYS.virtualCluster)?.filter(
+    (other) => !isSelf(vc, other) && other.metadata.namespace === namespace,
+  );
+}
+
+/**
+ * The objects of a KubeCell kind's group that are of that kind: the validation layer checked
+ * each against its kind's schema (hooks/controllers/request-validation.ts); an object of another
+ * apiVersion or kind in the group is not read as one.
+ */
+function kubeCellObjects<T extends KubernetesObject>(
+  related: ObjectMap,
+  type: string,
+): T[] | undefined {
+  return observedGroup<T>(related, type)?.filter(
+    (object) => childKey(object.apiVersion, object.kind) === type,
   );
 }
 
@@ -246,10 +268,8 @@ function observeChildren(
   for (const type of Object.keys(children).sort()) {
     all.push(...(observedGroup<KubernetesObject>(children, type) ?? []));
   }
-  const child = <T extends KubernetesObject>(role: ChildRole, name: string): T | undefined => {
-    const found = findObject<T>(children, CHILD_TYPES[role], name, namespace);
-    return found !== undefined && isJsonObject(found) ? found : undefined;
-  };
+  const child = <T extends KubernetesObject>(role: ChildRole, name: string): T | undefined =>
+    findObject<T>(children, CHILD_TYPES[role], name, namespace);
   const service = child<ServiceObject>('service', names.service);
   const nodePort = allocatedNodePort(service);
   return {
@@ -265,31 +285,30 @@ function observeChildren(
 
 /** The NodePort the apiserver allocated to the API Service, if any. */
 function allocatedNodePort(service: ServiceObject | undefined): number | undefined {
-  const ports = service?.spec?.ports;
-  if (!Array.isArray(ports)) return undefined;
-  const port = ports.find((p) => p?.name === API_PORT_NAME) ?? ports[0];
+  const ports = service?.spec?.ports ?? [];
+  const port = ports.find((p) => p.name === API_PORT_NAME) ?? ports[0];
   const nodePort = port?.nodePort;
   return isPort(nodePort) ? nodePort : undefined;
 }
 
-/** The status the previous sync wrote, read defensively (the request is not validated). */
+/** The status the previous sync wrote (valid: the validation layer checked it). */
 export interface PriorStatus {
-  /** `.status` as received, or `{}` when it is not an object. */
+  /** `.status` as received, or `{}` when there is none yet. */
   status: VirtualClusterStatus;
-  /** Its conditions, when they are a list. */
+  /** Its conditions, if any. */
   conditions: Condition[] | undefined;
 }
 
 export function priorStatus(vc: VirtualCluster): PriorStatus {
-  const status: VirtualClusterStatus = isJsonObject(vc.status) ? vc.status : {};
-  return { status, conditions: Array.isArray(status.conditions) ? status.conditions : undefined };
+  const status: VirtualClusterStatus = vc.status ?? {};
+  return { status, conditions: status.conditions };
 }
 
 function isSelf(vc: VirtualCluster, other: VirtualCluster): boolean {
-  if (vc.metadata.uid !== undefined && other.metadata?.uid !== undefined) {
+  if (vc.metadata.uid !== undefined && other.metadata.uid !== undefined) {
     return vc.metadata.uid === other.metadata.uid;
   }
   return (
-    other.metadata?.name === vc.metadata.name && other.metadata?.namespace === vc.metadata.namespace
+    other.metadata.name === vc.metadata.name && other.metadata.namespace === vc.metadata.namespace
   );
 }

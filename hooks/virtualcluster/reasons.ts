@@ -79,6 +79,8 @@ export const REASONS = {
   NamespaceOccupied: 'NamespaceOccupied',
   CellReplaced: 'CellReplaced',
   ManagedClusterReplaced: 'ManagedClusterReplaced',
+  // Written by releases before the validation layer (hooks/controllers/request-validation.ts)
+  // refused a status.resolved without the fields the children are rendered from; it stays.
   ResolvedSnapshotInvalid: 'ResolvedSnapshotInvalid',
   // Ready (and the phase): the other phases
   Ready: 'Ready',

@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import type { CellNodeAddress } from '../generated/types/index.js';
+import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
 import { chooseEndpoint, isOlder } from './resolve.js';
 import {
   acceptedRelated,
@@ -13,6 +14,8 @@ import {
   smallClass,
   statusOf,
   runSync,
+  syncRequest,
+  validatedSync,
   VC_UID,
   virtualCluster,
   withStatus,
@@ -148,16 +151,19 @@ describe('VirtualCluster controller', () => {
       }
     });
 
-    it('skips an entry without a Node name or an address (a status written by hand)', () => {
+    it('skips an entry whose address is empty; a Cell listing one without a Node name is refused', () => {
       const odd = [
         { node: 'node-a', address: '' },
-        { node: '', address: '10.0.0.5' },
-        { node: 'node-b' } as unknown as CellNodeAddress,
-        null as unknown as CellNodeAddress,
         { node: 'node-c', address: '10.0.0.3' },
       ];
       expect(chooseEndpoint(odd, 'x')).to.deep.equal({ node: 'node-c', address: '10.0.0.3' });
-      expect(chooseEndpoint(odd.slice(0, 4), 'x')).to.equal(undefined);
+      expect(chooseEndpoint(odd.slice(0, 1), 'x')).to.equal(undefined);
+      // The Cell's schema requires both (the validation layer answers 400 naming the field).
+      const nameless = cell({ addresses: [{ node: '', address: '10.0.0.5' }] });
+      expect(() => validatedSync(syncRequest(virtualCluster(), [nameless, smallClass()])))
+        .to.throw(InvalidHookInputError)
+        .with.property('message')
+        .that.includes('status.nodeAddresses[0].node');
     });
   });
 

@@ -20,7 +20,6 @@ import {
 import { Decision } from '../feasibility/reasons.js';
 import { compareStrings } from '../json/compare.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
-import { isJsonObject } from '../json/json.js';
 import { isEndpointAddress } from '../kube/addresses.js';
 import { RetryLaterError } from '../metacontroller/retry-later.js';
 import { formatTime } from '../status/conditions.js';
@@ -33,7 +32,6 @@ export type Unresolved =
   | { why: 'failed'; message: string }
   | { why: 'rejected' }
   | { why: 'undecided' }
-  | { why: 'sourcesIncomplete'; cell: string; class: string }
   | { why: 'noEndpointAddress'; profile: string };
 
 export interface Resolution {
@@ -68,27 +66,13 @@ export function resolvePlacement(
     const why = evaluation.decision === Decision.Rejected ? 'rejected' : 'undecided';
     return { evaluation, unresolved: { why } };
   }
-  return { evaluation, ...placeAccepted(vc, cell, virtualNodeClass, observation, now) };
-}
-
-/** The snapshot of an accepted placement, or why it cannot be written yet. */
-function placeAccepted(
-  vc: VirtualCluster,
-  cell: Cell,
-  cls: VirtualNodeClass,
-  observation: VirtualClusterObservation,
-  now: Date,
-): { resolved: ResolvedPlacement } | { unresolved: Unresolved } {
-  if (!snapshotSourcesUsable(cell, cls)) {
-    return {
-      unresolved: { why: 'sourcesIncomplete', cell: cell.metadata.name, class: cls.metadata.name },
-    };
-  }
-  const profile = cell.spec.machineProfile.name;
   const uid = vc.metadata.uid ?? `${observation.namespace}/${vc.metadata.name}`;
   const endpoint = chooseEndpoint(cell.status?.nodeAddresses, uid);
-  if (endpoint === undefined) return { unresolved: { why: 'noEndpointAddress', profile } };
-  return { resolved: snapshot(vc, cell, cls, endpoint.address, now) };
+  if (endpoint === undefined) {
+    const profile = cell.spec.machineProfile.name;
+    return { evaluation, unresolved: { why: 'noEndpointAddress', profile } };
+  }
+  return { evaluation, resolved: snapshot(vc, cell, virtualNodeClass, endpoint.address, now) };
 }
 
 /**
@@ -121,7 +105,7 @@ export function staleCopyEvidence(
 ): { child: KubernetesObject; created: string } | undefined {
   let newest: { child: KubernetesObject; created: string; at: number } | undefined;
   for (const child of children) {
-    const created = child.metadata?.creationTimestamp;
+    const created = child.metadata.creationTimestamp;
     const at = typeof created === 'string' ? Date.parse(created) : NaN;
     if (Number.isNaN(at) || (newest !== undefined && newest.at >= at)) continue;
     newest = { child, created: created as string, at };
@@ -144,7 +128,7 @@ export function refuseStaleCopy(
   const stale = staleCopyEvidence(observation.children.all, now);
   if (stale === undefined) return;
   throw new RetryLaterError(
-    `VirtualCluster ${observation.namespace}/${vc.metadata.name}: this copy has no status.resolved, but its ${stale.child.kind} ${stale.child.metadata?.name ?? ''} was created at ${stale.created}: the copy predates the status write that recorded the snapshot, so nothing is changed and the next sync reads the snapshot. If no snapshot appears within ${STALE_COPY_GRACE_SECONDS} s of the newest child's creation, the placement is evaluated again.`,
+    `VirtualCluster ${observation.namespace}/${vc.metadata.name}: this copy has no status.resolved, but its ${stale.child.kind} ${stale.child.metadata.name} was created at ${stale.created}: the copy predates the status write that recorded the snapshot, so nothing is changed and the next sync reads the snapshot. If no snapshot appears within ${STALE_COPY_GRACE_SECONDS} s of the newest child's creation, the placement is evaluated again.`,
   );
 }
 
@@ -157,11 +141,11 @@ export function isOlder(a: VirtualCluster, b: VirtualCluster): boolean {
   const ta = createdAt(a);
   const tb = createdAt(b);
   if (ta !== tb) return ta < tb;
-  return compareStrings(a.metadata?.name ?? '', b.metadata?.name ?? '') < 0;
+  return compareStrings(a.metadata.name, b.metadata.name) < 0;
 }
 
 function createdAt(vc: VirtualCluster): number {
-  const stamp = vc.metadata?.creationTimestamp;
+  const stamp = vc.metadata.creationTimestamp;
   const time = stamp === undefined ? NaN : Date.parse(stamp);
   return Number.isNaN(time) ? Number.POSITIVE_INFINITY : time;
 }
@@ -177,8 +161,8 @@ export function olderNeighbours(
   observation: VirtualClusterObservation,
 ): VirtualCluster[] {
   return (observation.virtualClusters ?? [])
-    .filter((other) => other.metadata?.namespace === vc.metadata.namespace)
-    .filter((other) => other.metadata?.deletionTimestamp === undefined)
+    .filter((other) => other.metadata.namespace === vc.metadata.namespace)
+    .filter((other) => other.metadata.deletionTimestamp === undefined)
     .filter((other) => isOlder(other, vc))
     .sort((a, b) => (isOlder(a, b) ? -1 : isOlder(b, a) ? 1 : 0));
 }
@@ -196,7 +180,7 @@ export function feasibilityInput(
 ): FeasibilityInput {
   const others = (observation.virtualClusters ?? []).filter(
     (other) =>
-      other.metadata?.namespace !== vc.metadata.namespace ||
+      other.metadata.namespace !== vc.metadata.namespace ||
       isOlder(other, vc) ||
       other.status?.resolved !== undefined,
   );
@@ -226,9 +210,9 @@ export interface EndpointChoice {
  *
  * 1. candidates: the Cell's `status.nodeAddresses`, the InternalIP of each Ready, schedulable
  *    (not `spec.unschedulable`) Node of its profile, as the Cell controller publishes them (at
- *    most 16, the first by Node name); an entry without a node name, or whose address is not an
- *    IP address or DNS-1123 hostname (isEndpointAddress: a status written around the Cell
- *    controller), is skipped;
+ *    most 16, the first by Node name); an entry whose address is not an IP address or DNS-1123
+ *    hostname (isEndpointAddress, stricter than the Cell's schema: a status written around the
+ *    Cell controller), is skipped;
  * 2. sorted by Node name (code-unit order);
  * 3. the one at index `sha256(<VirtualCluster UID>) mod <number of candidates>` (the first
  *    8 bytes of the digest as an unsigned integer).
@@ -242,32 +226,14 @@ export function chooseEndpoint(
   addresses: readonly CellNodeAddress[] | undefined,
   uid: string,
 ): EndpointChoice | undefined {
-  const text = (value: unknown): value is string => typeof value === 'string' && value !== '';
-  const candidates = (Array.isArray(addresses) ? addresses : [])
-    .filter((entry) => isJsonObject(entry) && text(entry.node) && isEndpointAddress(entry.address))
+  const candidates = (addresses ?? [])
+    .filter((entry) => isEndpointAddress(entry.address))
     .map(({ node, address }) => ({ node, address }))
     .sort((a, b) => compareStrings(a.node, b.node));
   if (candidates.length === 0) return undefined;
   const digest = createHash('sha256').update(uid).digest();
   const index = Number(digest.readBigUInt64BE(0) % BigInt(candidates.length));
   return candidates[index];
-}
-
-/**
- * Whether the Cell and class carry every field the snapshot copies. Their CRD schemas require
- * them; this keeps a hand-written object from turning into a failed hook call.
- */
-export function snapshotSourcesUsable(cell: Cell, cls: VirtualNodeClass): boolean {
-  const text = (value: unknown) => typeof value === 'string' && value !== '';
-  const workloadHard: unknown = cls.spec?.entitlement?.workloadHard;
-  return (
-    text(cell.spec?.machineProfile?.name) &&
-    text(cell.spec?.managedClusterRef?.name) &&
-    text(cls.spec?.storageClassName) &&
-    typeof workloadHard === 'object' &&
-    workloadHard !== null &&
-    !Array.isArray(workloadHard)
-  );
 }
 
 /** The snapshot written when the placement is accepted (field names are API, see DESIGN). */
@@ -311,12 +277,12 @@ export function snapshot(
 
 /**
  * The Cell's `spec.delivery`, copied as the Cell has it (the apiserver defaults it to Local);
- * nothing when absent or not one of the values (absent means Local), so a Cell without the field
- * gives the snapshot it gave before the field existed.
+ * nothing when absent (absent means Local), so a Cell without the field gives the snapshot it
+ * gave before the field existed.
  */
 function deliveryField(cell: Cell): Pick<ResolvedPlacement['cell'], 'delivery'> {
-  const delivery: unknown = cell.spec.delivery;
-  return delivery === 'Local' || delivery === 'ManifestWork' ? { delivery } : {};
+  const { delivery } = cell.spec;
+  return delivery === undefined ? {} : { delivery };
 }
 
 function sortedRecord<V>(record: Record<string, V | undefined>): Record<string, V> {
@@ -326,29 +292,4 @@ function sortedRecord<V>(record: Record<string, V | undefined>): Record<string, 
     if (value !== undefined) sorted[key] = value;
   }
   return sorted;
-}
-
-/**
- * Whether a stored snapshot has everything rendering needs, and an endpoint address a server URL
- * may be built from. The CRD schema requires these fields, so this fails only for a status
- * written around the schema, or before the schema checked the address (issue 23).
- */
-export function resolvedIsUsable(resolved: unknown): resolved is ResolvedPlacement {
-  if (typeof resolved !== 'object' || resolved === null) return false;
-  const r = resolved as Partial<ResolvedPlacement>;
-  const nonEmpty = (value: unknown) => typeof value === 'string' && value !== '';
-  const workloadHard = r.class?.entitlement?.workloadHard;
-  return (
-    nonEmpty(r.cell?.name) &&
-    nonEmpty(r.cell?.uid) &&
-    nonEmpty(r.cell?.machineProfile?.name) &&
-    nonEmpty(r.class?.name) &&
-    nonEmpty(r.class?.storageClassName) &&
-    typeof workloadHard === 'object' &&
-    workloadHard !== null &&
-    !Array.isArray(workloadHard) &&
-    nonEmpty(r.hostNamespace) &&
-    isEndpointAddress(r.endpointAddress) &&
-    nonEmpty(r.resolvedAt)
-  );
 }

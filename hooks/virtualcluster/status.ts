@@ -17,8 +17,7 @@ import type { Assessment } from './assess.js';
 import type { ChildrenState } from './placement.js';
 import { endpointUrl } from './kubeconfig.js';
 import type { ChildNames } from './names.js';
-import type { ObjectCondition } from '../kube/objects.js';
-import type { K3kCluster, VirtualClusterObservation } from './observe.js';
+import type { K3kCluster, ObservedCondition, VirtualClusterObservation } from './observe.js';
 import {
   REASONS,
   VC_CONDITION_TYPES,
@@ -106,11 +105,6 @@ function unresolvedWords(unresolved: Unresolved): [reason: string, message: stri
         REASONS.FeasibilityUnknown,
         'The feasibility evaluation could not decide; see status.feasibilityChecks. It runs again on the next sync.',
       ];
-    case 'sourcesIncomplete':
-      return [
-        REASONS.NotResolved,
-        `Cell ${unresolved.cell} or VirtualNodeClass ${unresolved.class} lacks a field the snapshot needs (machine profile, ManagedCluster, storage class or entitlement).`,
-      ];
     case 'noEndpointAddress':
       return [
         REASONS.NoEndpointAddress,
@@ -142,7 +136,7 @@ export function childrenAppliedCondition(
 }
 
 function childId(obj: KubernetesObject): string {
-  return `${childKey(obj.apiVersion, obj.kind)} ${obj.metadata?.name}`;
+  return `${childKey(obj.apiVersion, obj.kind)} ${obj.metadata.name}`;
 }
 
 function listed(objects: readonly KubernetesObject[]): string {
@@ -164,17 +158,13 @@ export const listedChildren = listed;
 /** "Ready=False (Reason: message)" of a condition, or that the object does not report it. */
 export function describeCondition(
   type: string,
-  condition: ObjectCondition | undefined,
+  condition: ObservedCondition | undefined,
   echo: (text: string) => string,
 ): string {
   if (condition === undefined) return `no ${type} condition`;
-  const reason =
-    typeof condition.reason === 'string' && condition.reason !== '' ? condition.reason : '';
-  const message =
-    typeof condition.message === 'string' && condition.message !== ''
-      ? `: ${echo(condition.message)}`
-      : '';
-  return `${type}=${echo(condition.status)}${reason === '' ? '' : ` (${echo(reason)}${message})`}`;
+  const { reason, message } = condition;
+  const detail = message ? `: ${echo(message)}` : '';
+  return `${type}=${echo(String(condition.status))}${reason ? ` (${echo(reason)}${detail})` : ''}`;
 }
 
 // --- K3kReady ---
@@ -187,9 +177,9 @@ export function k3kReadyCondition(cluster: K3kCluster | undefined, resolved: boo
   if (cluster === undefined) {
     return ready('False', REASONS.K3kClusterMissing, 'The k3k Cluster does not exist yet.');
   }
-  const phase = typeof cluster.status?.phase === 'string' ? cluster.status.phase : undefined;
-  const conditions = Array.isArray(cluster.status?.conditions) ? cluster.status.conditions : [];
-  const k3kReady = conditions.find((condition) => condition?.type === 'Ready');
+  const phase = cluster.status?.phase ?? undefined;
+  const conditions = cluster.status?.conditions ?? [];
+  const k3kReady = conditions.find((condition) => condition.type === 'Ready');
   const isReady = k3kReady !== undefined ? k3kReady.status === 'True' : phase === 'Ready';
   const detail = [
     `phase ${phase ?? '(none)'}`,

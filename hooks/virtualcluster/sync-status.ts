@@ -42,7 +42,7 @@ export function syncStatus(
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     phase: phase.phase,
     ...placementFields(assessment),
-    ...(Array.isArray(checks) ? { feasibilityChecks: checks } : {}),
+    ...(checks === undefined ? {} : { feasibilityChecks: checks }),
     ...(resolved !== undefined && children.port !== undefined
       ? { endpoint: { address: resolved.endpointAddress, port: children.port } }
       : {}),
@@ -81,10 +81,9 @@ function syncConditions(inputs: SyncOutcome): { phase: Phase; verdicts: Verdict[
   return { phase, verdicts };
 }
 
-/** `status.resolved`: the snapshot in use, or the stored one kept as it is when unusable. */
+/** `status.resolved`: the snapshot in use. */
 function placementFields(assessment: Assessment): Pick<VirtualClusterStatus, 'resolved'> {
-  const snapshot = assessment.resolved ?? assessment.stored;
-  return snapshot === undefined ? {} : { resolved: snapshot };
+  return assessment.resolved === undefined ? {} : { resolved: assessment.resolved };
 }
 
 /** `status.host`: the host namespace and the quota as the apiserver reports it. */
@@ -123,13 +122,11 @@ export function deletingStatus(
   return {
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     phase: 'Deleting',
-    ...(previous.resolved !== undefined && previous.resolved !== null
-      ? { resolved: previous.resolved }
-      : {}),
-    ...(Array.isArray(previous.feasibilityChecks)
-      ? { feasibilityChecks: previous.feasibilityChecks }
-      : {}),
-    ...(isJsonObject(previous.host) ? { host: previous.host } : {}),
+    ...(previous.resolved === undefined ? {} : { resolved: previous.resolved }),
+    ...(previous.feasibilityChecks === undefined
+      ? {}
+      : { feasibilityChecks: previous.feasibilityChecks }),
+    ...(previous.host === undefined ? {} : { host: previous.host }),
     cleanup: cleanup.remaining,
     conditions: reconcileConditions(prior.conditions, verdicts, now, generation),
   };

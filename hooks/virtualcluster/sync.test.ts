@@ -2,15 +2,14 @@
 import { expect } from 'chai';
 import type { VirtualCluster } from '../generated/types/index.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
+import { InvalidHookInputError } from '../metacontroller/invalid-input.js';
 import { RetryLaterError } from '../metacontroller/retry-later.js';
 import { STALE_COPY_GRACE_SECONDS } from './resolve.js';
-import { syncVirtualCluster } from './sync.js';
 import {
   acceptedRelated,
   byKind,
   cell,
   condition,
-  CONFIG,
   hostNamespace,
   k3kKubeconfigSecret,
   LATER,
@@ -20,6 +19,8 @@ import {
   smallClass,
   statusOf,
   runSync,
+  syncRequest,
+  validatedSync,
   virtualCluster,
   withStatus,
 } from './testing.js';
@@ -53,23 +54,18 @@ describe('VirtualCluster controller', () => {
       expect(JSON.stringify(pendingAgain.status)).to.equal(JSON.stringify(pending.status));
     });
 
-    it('keeps existing children when status.resolved is missing fields (and is Failed)', () => {
+    it('refuses a status.resolved missing fields (400 naming the field): every child is kept', () => {
+      // Metacontroller changes nothing when a hook fails: the children stay as they are.
       const { vc, children } = resolvedWorld();
-      const broken = withStatus(vc, {
-        ...vc.status,
-        resolved: { ...vc.status!.resolved, endpointAddress: '' },
-      });
-      const response = runSync(broken, acceptedRelated(), children, LATER);
-      expect(response.children.map((c) => `${c.kind}/${c.metadata.name}`).sort()).to.deep.equal(
-        children.map((c) => `${c.kind}/${c.metadata.name}`).sort(),
-      );
-      for (const kept of response.children) {
-        expect(kept.metadata).to.not.have.property('uid');
-        expect(kept).to.not.have.property('status');
-      }
-      expect(statusOf(response).phase).to.equal('Failed');
-      expect(condition(response, 'Ready')).to.deep.include({ reason: 'ResolvedSnapshotInvalid' });
-      expect(statusOf(response).resolved).to.deep.equal(broken.status!.resolved);
+      const resolved = structuredClone(vc.status!.resolved!) as unknown as Record<string, unknown>;
+      delete resolved['endpointAddress'];
+      const broken = withStatus(vc, { ...vc.status, resolved });
+      expect(() => validatedSync(syncRequest(broken, acceptedRelated(), children), LATER))
+        .to.throw(InvalidHookInputError)
+        .with.property('message')
+        .that.matches(
+          /^VirtualCluster tenant-a\/team-a is invalid: status\.resolved\.endpointAddress: Required value/,
+        );
     });
 
     it('keeps existing children when status.resolved is lost and the placement cannot be accepted', () => {
@@ -130,39 +126,48 @@ describe('VirtualCluster controller', () => {
       );
     });
 
-    it('survives a malformed parent, status and related objects without throwing', () => {
+    it('is not called with a malformed parent, status or related object: 400 naming the field', () => {
       const vc = virtualCluster() as unknown as Record<string, unknown>;
       vc['spec'] = {};
       vc['status'] = 'garbage';
-      const response = syncVirtualCluster(
-        {
-          parent: vc as unknown as VirtualCluster,
-          related: {
-            'Node.v1': { 'broken-node': { metadata: { name: 'broken-node' } } as KubernetesObject },
-          },
-          children: {},
-          finalizing: false,
-        },
-        CONFIG,
-        NOW,
-      );
-      expect(statusOf(response).phase).to.equal('Pending');
-      expect(response.children).to.deep.equal([]);
+      const request = syncRequest(vc as unknown as VirtualCluster);
+      expect(() => validatedSync(request))
+        .to.throw(InvalidHookInputError)
+        .with.property('message')
+        .that.matches(/spec\.cellRef: Required value/)
+        .and.matches(/status: Invalid value: "garbage": must be of type object/);
+      const node = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'broken-node' } };
+      const broken = { ...node, status: { capacity: { cpu: 'lots' } } };
+      expect(() => validatedSync(syncRequest(virtualCluster(), [cell(), broken])))
+        .to.throw(InvalidHookInputError)
+        .with.property('message')
+        .that.includes(
+          'request.related["Node.v1"]["broken-node"].status.capacity["cpu"]: must be a quantity',
+        );
     });
 
-    it('does not resolve from a Cell that lacks a field the snapshot copies', () => {
+    it('is not called with a Cell that lacks a field the snapshot copies: 400 naming it', () => {
       const vc = virtualCluster();
       vc.spec.classRef.name = 'cpu-limits';
       const odd = cell() as unknown as { spec: Record<string, unknown> };
       delete odd.spec['managedClusterRef'];
-      const response = runSync(vc, [
+      const request = syncRequest(vc, [
         odd as unknown as KubernetesObject,
         limitsClass(),
         hostNamespace(),
       ]);
+      expect(() => validatedSync(request))
+        .to.throw(InvalidHookInputError)
+        .with.property('message')
+        .that.matches(/\["kubecell-system\/cell1"\]: spec\.managedClusterRef: Required value/);
+    });
+
+    it('reads no object of another apiVersion or kind from a KubeCell group', () => {
+      // The validation layer checks a Cell against the Cell schema only when it says it is one.
+      const impostor = { ...cell(), apiVersion: 'example.com/v1', spec: {} } as KubernetesObject;
+      const response = runSync(virtualCluster(), [impostor, smallClass(), hostNamespace()]);
       expect(statusOf(response).phase).to.equal('Pending');
-      expect(condition(response, 'Resolved')).to.deep.include({ reason: 'NotResolved' });
-      expect(response.children).to.deep.equal([]);
+      expect(condition(response, 'CellLive')).to.deep.include({ reason: 'CellNotFound' });
     });
 
     it('returns a resolved child as rendered even if someone edited the live object', () => {

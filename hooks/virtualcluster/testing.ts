@@ -17,6 +17,7 @@ import { LABELS } from '../kube/labels.js';
 import { TYPE_KEYS, type Namespace } from '../kube/objects.js';
 import {
   toObjectMap,
+  type Awaitable,
   type CompositeSyncRequest,
   type CompositeSyncResponse,
   type KubernetesObject,
@@ -29,6 +30,8 @@ import { agentPublicKeyText, generateAgentKey } from '../remote/sealing-keys.js'
 import { MANIFEST_WORK_TYPE_KEY } from '../remote/manifest-work.js';
 import { CHILD_TYPES, type SecretObject } from './observe.js';
 import { syncVirtualCluster } from './sync.js';
+import { createVirtualClusterHooks } from './hooks.js';
+import { validatedCompositeHooks } from '../controllers/request-validation.js';
 
 export const NOW = new Date('2026-11-30T00:00:00Z');
 export const CONFIG: VirtualClusterConfig = { ...DEFAULT_VIRTUALCLUSTER_CONFIG };
@@ -368,6 +371,25 @@ export function withStatus(vc: VirtualCluster, status: unknown): VirtualCluster 
 // --- one sync, and what it answered ---
 
 export const LATER = new Date('2026-11-30T01:00:00Z');
+
+/**
+ * The sync hook as the hook server runs it, behind the validation layer: a request it refuses
+ * throws InvalidHookInputError (answered 400, naming the field) and reaches no handler.
+ */
+export function validatedSync(
+  request: CompositeSyncRequest<VirtualCluster>,
+  now = NOW,
+): Awaitable<CompositeSyncResponse> {
+  const hooks = validatedCompositeHooks(
+    createVirtualClusterHooks({ config: CONFIG, clock: () => now }),
+    {
+      controller: 'kubecell-virtualcluster CompositeController',
+      apiVersion: API_VERSION,
+      kind: 'VirtualCluster',
+    },
+  );
+  return hooks.sync(request);
+}
 
 /** One sync of `vc` with the accepted related objects (by default), CONFIG and NOW. */
 export function runSync(

@@ -8,7 +8,6 @@
  * This module says where that work is; hooks/remote/manifest-work.ts reads it.
  */
 import type { ResolvedPlacement } from '../generated/types/index.js';
-import { isJsonObject } from '../json/json.js';
 import { virtualClusterWorkName } from '../remote/contract.js';
 import {
   MANIFEST_WORK_API_VERSION,
@@ -31,16 +30,12 @@ export function workRef(resolved: ResolvedPlacement, uid: string | undefined): W
   return { namespace: resolved.cell.managedClusterName, name: virtualClusterWorkName(uid ?? '') };
 }
 
-/**
- * The work of a stored snapshot read leniently (finalize must not depend on a usable one): on a
- * ManifestWork Cell with a ManagedCluster name, where the work is; otherwise undefined.
- */
-export function snapshotWorkRef(resolved: unknown, uid: string | undefined): WorkRef | undefined {
-  if (!isJsonObject(resolved) || !isJsonObject(resolved['cell'])) return undefined;
-  const { delivery, managedClusterName } = resolved['cell'];
-  if (delivery !== 'ManifestWork' || typeof managedClusterName !== 'string') return undefined;
-  if (managedClusterName === '') return undefined;
-  return { namespace: managedClusterName, name: virtualClusterWorkName(uid ?? '') };
+/** Where the work of a stored snapshot is, when it places the children through one. */
+export function snapshotWorkRef(
+  resolved: ResolvedPlacement | undefined,
+  uid: string | undefined,
+): WorkRef | undefined {
+  return resolved !== undefined && deliveredByWork(resolved) ? workRef(resolved, uid) : undefined;
 }
 
 /** The work at `ref` among the observed ones (customize relates it by name, any namespace). */
@@ -49,7 +44,7 @@ export function findWork(
   ref: WorkRef,
 ): ObservedManifestWork | undefined {
   return works?.find(
-    (work) => work.metadata?.name === ref.name && work.metadata.namespace === ref.namespace,
+    (work) => work.metadata.name === ref.name && work.metadata.namespace === ref.namespace,
   );
 }
 
