@@ -27,7 +27,7 @@ export interface CellControllerConfig {
    * next one (resyncAfterSeconds) when something judged against the clock falls due: the status
    * heartbeat (publication.ts, 300 s after the last write) or the end of a hold, the lease's
    * expiry (liveness.ts, never sooner than 60 s while renewals arrive on time) and a remote
-   * Cell's agent report age limit (agent-report.ts). Every sync asks for one at most 300 s
+   * Cell's agent report age limit (assess-report.ts). Every sync asks for one at most 300 s
    * away, so this period brings a sync only if Metacontroller lost what was asked. 1800 s is
    * Metacontroller's default --cache-flush-interval, whose resync reaches every parent anyway
    * (v4.17.2 pkg/dynamic/informer/informer.go), so it starts no timer of its own.

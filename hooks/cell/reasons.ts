@@ -41,7 +41,7 @@ export const REASONS = {
   ProviderBaselineNotReady: 'ProviderBaselineNotReady',
   InventoryObserved: 'InventoryObserved',
   InventorySourceUnavailable: 'InventorySourceUnavailable',
-  // A Cell with delivery ManifestWork: its cell agent's report (agent-report.ts).
+  // A Cell with delivery ManifestWork: its cell agent's report (observe-report.ts, assess-report.ts).
   InventoryReported: 'InventoryReported',
   AgentReportMissing: 'AgentReportMissing',
   AgentReportUnparsable: 'AgentReportUnparsable',
