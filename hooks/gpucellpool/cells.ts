@@ -10,6 +10,7 @@
 import type { GPUCellPool, GPUCellStatus } from '../generated/types/index.js';
 import type { Readiness } from './assess.js';
 import { LABEL_KEYS, type CellPhase } from './constants.js';
+import type { CellHealth, RecordedHealth } from './health.js';
 import { cellOrdinal, incarnationOf, machineName, userDataSecretName } from './names.js';
 import { currentNode, nodeReady } from './nodes.js';
 import type { MachineObject, NodeObject } from './objects.js';
@@ -31,6 +32,12 @@ export interface Cell {
   /** Consumer pods holding the GPU; undefined when pods were not observed. */
   readonly holders?: readonly string[];
   readonly phase: CellPhase;
+  /** The health the status recorded for this incarnation. */
+  readonly previousHealth?: RecordedHealth;
+  /** The Node the status recorded for this incarnation. */
+  readonly previousNode?: string;
+  /** The health found by this sync (remediation.ts); undefined for a cell added after it. */
+  readonly health?: CellHealth;
 }
 
 /** What every cell of one sync is built from. */
@@ -54,6 +61,8 @@ export interface CellSeed {
   /** The systemUUID the status recorded (Cluster API: the infrastructure provider decides it). */
   uuid?: string;
   retiring?: boolean;
+  previousHealth?: RecordedHealth;
+  previousNode?: string;
 }
 
 /** The cells the status lists, then the machines it does not list, taken back as their cells. */
@@ -89,6 +98,8 @@ export function buildCell(context: CellContext, seed: CellSeed): Cell {
     ...(machine ? { machine } : {}),
     ...(node ? { node } : {}),
     ...(holders ? { holders } : {}),
+    ...(seed.previousHealth ? { previousHealth: seed.previousHealth } : {}),
+    ...(seed.previousNode !== undefined ? { previousNode: seed.previousNode } : {}),
     phase: retiring
       ? (seed.previousPhase ?? 'Provisioning')
       : activePhase({ machine, node }, context.blocker),
@@ -128,7 +139,16 @@ function recordedSeed(context: CellContext, recorded: GPUCellStatus): CellSeed {
     ...(recorded.since !== undefined ? { previousSince: recorded.since } : {}),
     ...(recorded.systemUUID !== undefined ? { uuid: recorded.systemUUID } : {}),
     retiring,
+    ...recordedHealth(recorded),
+    ...(recorded.node !== undefined ? { previousNode: recorded.node } : {}),
   };
+}
+
+/** The health the status recorded, when it recorded all of it. */
+function recordedHealth(recorded: GPUCellStatus): Pick<CellSeed, 'previousHealth'> {
+  const { health, healthReason, healthSince } = recorded;
+  if (health === undefined || healthReason === undefined || healthSince === undefined) return {};
+  return { previousHealth: { health, reason: healthReason, since: healthSince } };
 }
 
 /** The latest incarnation of each cell of this pool that has a machine but no status entry. */

@@ -140,9 +140,19 @@ describe('GPUCellPool cell health (health.ts)', () => {
       expect(verdict.nextCheck).to.deep.equal(at(50));
     });
 
-    it('counts a condition without lastTransitionTime from the epoch, as Cluster API does', () => {
+    it('does not time a condition without lastTransitionTime, unless it counts at once', () => {
       const node = nodeWith(condition('Ready', 'False', undefined));
-      expect(judgeCell(observe({ node, machine: vm() }), POLICY, NOW).health).to.equal('Unhealthy');
+      expect(judgeCell(observe({ node, machine: vm() }), POLICY, NOW)).to.deep.equal({
+        health: 'Healthy',
+        reason: 'NodeHealthy',
+      });
+      const xid = nodeWith(READY, condition('SysLogsXIDError', 'True', undefined));
+      const verdict = judgeCell(observe({ node: xid, machine: vm() }), POLICY, NOW);
+      expect(verdict).to.include({
+        health: 'Unhealthy',
+        detail: 'Node a100-0-0 has SysLogsXIDError=True (unhealthy after 0s)',
+      });
+      expect(verdict.since).to.deep.equal(NOW);
     });
 
     it('ignores conditions the policy does not list, and null condition lists', () => {

@@ -14,7 +14,9 @@
  *   turning True, else its creation once its status says it runs. Cluster API also counts from
  *   the creation of a Machine whose infrastructure is not ready; the pool does not, so that a
  *   replacement waiting for the GPU of the cell it replaces is not timed out.
- * - A condition without a lastTransitionTime counts from the epoch, as Cluster API's zero time.
+ * - A condition without a lastTransitionTime cannot be timed: it counts only where its duration
+ *   is 0 (Cluster API would count it from Go's zero time, at once: too quick to retire a GPU
+ *   cell on).
  * - Each verdict says when it next falls due without any other change (`nextCheck`): the sync
  *   asks for a resync then, so a cell is found unhealthy within its duration and one resync, with
  *   no timer of its own.
@@ -25,7 +27,7 @@
  */
 import type { GPUCellPool } from '../generated/types/index.js';
 import { formatTime } from '../status/conditions.js';
-import { DEFAULT_UNHEALTHY_CONDITIONS, SPEC_DEFAULTS } from './constants.js';
+import { DEFAULT_UNHEALTHY_CONDITIONS, SPEC_DEFAULTS, type CellHealthState } from './constants.js';
 import type { MachineObject, NodeObject, TimedCondition } from './objects.js';
 import { CELL_HEALTH_REASONS, REMEDIATION_REASONS, type CellHealthReason } from './reasons.js';
 
@@ -54,6 +56,22 @@ export function healthPolicy(pool: GPUCellPool): HealthPolicy {
       ? { releaseTimeoutSeconds: health.releaseTimeoutSeconds }
       : {}),
   };
+}
+
+/** A cell's health as status.cells[] records it. */
+export interface RecordedHealth {
+  health: CellHealthState;
+  reason: CellHealthReason;
+  /** RFC 3339. */
+  since: string;
+}
+
+/** A cell's health after this sync. */
+export interface CellHealth extends RecordedHealth {
+  /** What the CellsHealthy message says of a cell that is not Healthy. */
+  detail?: string;
+  /** Remediating: spec.health.releaseTimeoutSeconds has passed, the GPU is not waited for. */
+  releaseDue?: boolean;
 }
 
 /** What one cell's health is judged from. */
@@ -109,13 +127,15 @@ function judgeNode(
     const condition = conditions.find((candidate) => candidate.type === rule.type);
     if (condition === undefined || condition.status !== rule.status) continue;
     const since = transitionTime(condition);
-    const at = since + rule.durationSeconds * 1000;
+    if (since === undefined && rule.durationSeconds > 0) continue;
+    const at = (since ?? now.getTime()) + rule.durationSeconds * 1000;
     if (at > now.getTime()) {
       next = Math.min(next ?? at, at);
     } else if (found === undefined || at < found.at) {
+      const from = since === undefined ? '' : ` since ${formatTime(new Date(since))}`;
       const detail =
-        `Node ${node.metadata.name} has ${rule.type}=${rule.status} since ` +
-        `${formatTime(new Date(since))} (unhealthy after ${rule.durationSeconds}s)`;
+        `Node ${node.metadata.name} has ${rule.type}=${rule.status}${from} ` +
+        `(unhealthy after ${rule.durationSeconds}s)`;
       found = { at, detail };
     }
   }
@@ -149,15 +169,17 @@ function judgeStartup(
   );
 }
 
-/** Milliseconds since the epoch of a condition's last transition; 0 when not told. */
-function transitionTime(condition: TimedCondition): number {
+/** Milliseconds since the epoch of a condition's last transition; undefined when not told. */
+function transitionTime(condition: TimedCondition): number | undefined {
   const time = Date.parse(condition.lastTransitionTime ?? '');
-  return Number.isNaN(time) ? 0 : time;
+  return Number.isNaN(time) ? undefined : time;
 }
 
+/** When the machine's condition turned True; undefined when it is not True or not dated. */
 function trueSince(machine: MachineObject, type: string): Date | undefined {
   const condition = machine.status?.conditions?.find((candidate) => candidate.type === type);
-  return condition?.status === 'True' ? new Date(transitionTime(condition)) : undefined;
+  const since = condition?.status === 'True' ? transitionTime(condition) : undefined;
+  return since === undefined ? undefined : new Date(since);
 }
 
 /** Phases of a Cluster API Machine whose infrastructure runs. */

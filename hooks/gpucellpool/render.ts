@@ -7,7 +7,9 @@
  * - Retirement, never eviction: the Node is cordoned and tainted kubecell.io/retiring:NoSchedule
  *   first; once the Node is seen cordoned and no consumer pod holds the GPU, the machine (and its
  *   user-data Secret) is left out, so Metacontroller deletes it; once the machine is gone, the
- *   Node is left out too. A cell without a Node has nothing to cordon and goes at once.
+ *   Node is left out too. A cell without a Node has nothing to cordon and goes at once. A cell
+ *   retired for its health (remediation.ts) retires the same way, except that past
+ *   spec.health.releaseTimeoutSeconds its machine goes even while a pod holds the GPU.
  * - Any other pool Node is left out and so deleted: a Node of an earlier incarnation or of a
  *   removed cell is reaped and never counts as Ready.
  *
@@ -93,7 +95,9 @@ function retiringCell(input: RenderInput, cell: Cell): CellOutput {
     return node === undefined ? { children: [] } : { children: [], cell: deleting(cell) };
   }
   if (node === undefined) return { children: [], cell: deleting(cell) };
-  const busy = cell.holders === undefined || cell.holders.length > 0;
+  // A cell in remediation past spec.health.releaseTimeoutSeconds no longer waits for its GPU.
+  const busy =
+    cell.health?.releaseDue !== true && (cell.holders === undefined || cell.holders.length > 0);
   if (!busy && isRetiringNode(node)) {
     return { children: [], node: retiringNode(node), cell: deleting(cell) };
   }

@@ -4,8 +4,8 @@
  * - The size is spec.replicas, or the autoscaler's decision (autoscale.ts); 0 while the pool is
  *   being deleted.
  * - Missing cells are added, each at the lowest free ordinal. Surplus cells are retired: the
- *   autoscaler's own choice first (idle past the delay, newest first), then not Ready ones, then
- *   idle, then busy, newest (highest ordinal) first.
+ *   autoscaler's own choice first (idle past the delay, newest first), then Unhealthy and not
+ *   Ready ones, then idle, then busy, newest (highest ordinal) first.
  */
 import type { GPUCellPool, GPUCellPoolStatus } from '../generated/types/index.js';
 import { clamp, decideScale, type AutoscaleCell, type AutoscaleDecision } from './autoscale.js';
@@ -154,8 +154,9 @@ function retirees(active: readonly Cell[], preferred: readonly string[], count: 
     .slice(0, count);
 }
 
-/** Retirement order: not Ready first, then idle, then busy. */
+/** Retirement order: unhealthy or not Ready first, then idle, then busy. */
 function retirementRank(cell: Cell): number {
+  if (cell.health?.health === 'Unhealthy') return 0;
   switch (cell.phase) {
     case 'Failed':
       return 0;

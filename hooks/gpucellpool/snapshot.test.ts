@@ -7,6 +7,7 @@ import type { SecretObject } from './objects.js';
 import {
   NOW,
   World,
+  at,
   capiTemplates,
   claimTemplate,
   clusterApiPool,
@@ -52,5 +53,21 @@ describe('GPUCellPool children snapshots', () => {
     const machine = first.children.filter((child) => child.kind === 'Machine');
     const clones = first.children.filter((child) => child.kind !== 'Machine');
     matchSnapshot('clusterapi-machine', yamlOf([...machine, ...clones]));
+  });
+
+  it('an unhealthy cell retired and replaced: its cordoned Node, the VMs, the status', () => {
+    const world = new World(kubeVirtPool(), [joinSecret(), claimTemplate(), consumerNamespace()]);
+    world.sync(NOW);
+    world.sync(at(5));
+    world.join('a100-0');
+    world.join('a100-1');
+    world.sync(at(10));
+    world.setNodeCondition('a100-1-0', 'Ready', 'False', at(100));
+    const response = world.sync(at(400));
+    const nodes = response.children.filter((child) => child.kind === 'Node');
+    const vms = response.children
+      .filter((child) => child.kind === 'VirtualMachine')
+      .map(({ apiVersion, kind, metadata }) => ({ apiVersion, kind, metadata }));
+    matchSnapshot('health-remediation', yamlOf([...nodes, ...vms, { status: response.status }]));
   });
 });

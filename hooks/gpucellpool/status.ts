@@ -9,10 +9,13 @@
  *   reason while cells are missing and cannot be created (BootstrapValid, the GPU claim, a
  *   template, a kind not served); False while cells are not Ready; True once every cell the pool
  *   wants is Ready.
+ * - CellsHealthy and RemediationAllowed: the health phase (remediation.ts, health.ts).
  *
  * A cell's phase is Provisioning, NotReady or Ready from its machine and current Node, Failed
  * when it has no machine and none can be created, Retiring and Deleting during retirement.
- * A Ready cell's `since` is when its GPU was last seen idle (the autoscaler's memory).
+ * A Ready cell's `since` is when its GPU was last seen idle (the autoscaler's memory). Its
+ * `health`, `healthReason` and `healthSince` come from the health phase; a cell added after it
+ * (no machine yet) is Healthy, Starting.
  */
 import type { GPUCellPool, GPUCellPoolStatus, GPUCellStatus } from '../generated/types/index.js';
 import {
@@ -25,8 +28,9 @@ import type { Assessment } from './assess.js';
 import type { AutoscaleDecision } from './autoscale.js';
 import type { Cell } from './cells.js';
 import type { PoolObservation } from './observe.js';
+import { cellsHealthyCondition, type HealthPhase } from './remediation.js';
 import type { ProvisionerLabelProblem } from './provisioner.js';
-import { READY_REASONS } from './reasons.js';
+import { CELL_HEALTH_REASONS, READY_REASONS } from './reasons.js';
 
 export interface StatusInput {
   pool: GPUCellPool;
@@ -36,6 +40,7 @@ export interface StatusInput {
   cells: readonly Cell[];
   scaling: AutoscaleDecision;
   assessment: Assessment;
+  health: Pick<HealthPhase, 'remediationAllowed'>;
   deleting: boolean;
   now: Date;
 }
@@ -62,12 +67,14 @@ export function poolStatus(input: StatusInput): GPUCellPoolStatus {
   };
 }
 
-/** Ready first, then ScalingActive and BootstrapValid. */
+/** Ready first, then ScalingActive, BootstrapValid, CellsHealthy and RemediationAllowed. */
 export function poolConditions(input: StatusInput): ConditionVerdict[] {
   return [
     readyCondition(input),
     scalingCondition(input.scaling),
     bootstrapCondition(input.assessment),
+    cellsHealthyCondition(input.cells),
+    input.health.remediationAllowed,
   ];
 }
 
@@ -125,6 +132,7 @@ function cellStatus(cell: Cell, clusterAPI: boolean, now: Date): GPUCellStatus {
   const reported = cell.node?.status?.nodeInfo?.systemUUID;
   const systemUUID = clusterAPI ? (reported ?? cell.uuid) : cell.uuid;
   const since = cellSince(cell, now);
+  const health = cell.health;
   return {
     name: cell.name,
     vm: cell.machineName,
@@ -132,6 +140,9 @@ function cellStatus(cell: Cell, clusterAPI: boolean, now: Date): GPUCellStatus {
     ...(systemUUID ? { systemUUID } : {}),
     phase: cell.phase,
     ...(since !== undefined ? { since } : {}),
+    health: health?.health ?? 'Healthy',
+    healthReason: health?.reason ?? CELL_HEALTH_REASONS.Starting,
+    healthSince: health?.since ?? formatTime(now),
   };
 }
 

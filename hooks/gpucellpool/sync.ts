@@ -16,10 +16,14 @@
  *    templates, kinds served), and if not, why.
  * 3. Cells (cells.ts), from `status.cells` (the only memory): each cell's machine and current
  *    Node (nodes.ts); a cell whose joined machine disappeared gets a new incarnation.
- * 4. Size (size.ts, autoscale.ts): spec.replicas or the autoscaler's decision; missing cells are
- *    added, surplus cells retired.
- * 5. Render (render.ts): each cell's children, retirement (cordon first, never evict), the Nodes.
- * 6. Status (status.ts), returned whole; for the same request and clock it is byte-identical.
+ * 4. Health (remediation.ts, health.ts): each cell's health; unhealthy cells retired for
+ *    replacement, within spec.health.maxUnhealthy.
+ * 5. Size (size.ts, autoscale.ts): spec.replicas or the autoscaler's decision; missing cells are
+ *    added (the replacements too), surplus cells retired.
+ * 6. Render (render.ts): each cell's children, retirement (cordon first, never evict), the Nodes.
+ * 7. Status (status.ts), returned whole; for the same request and clock it is byte-identical. The
+ *    answer asks for a resync when the first clock-bound verdict falls due (a scale-down delay, a
+ *    health check's duration, a release timeout).
  *
  * Finalize runs the same with a desired size of 0 and answers `finalized: true` once every cell
  * and child is gone (at once with the annotation `kubecell.io/skip-cleanup=true`).
@@ -39,6 +43,7 @@ import {
   type PoolObservation,
 } from './observe.js';
 import { holdOf, skipsCleanup } from './provisioner.js';
+import { assessHealth } from './remediation.js';
 import { heldChildren, renderChildren } from './render.js';
 import { decideSize, resizeCells } from './size.js';
 import { heldStatus, labelCondition, notObservedCondition, poolStatus } from './status.js';
@@ -111,17 +116,17 @@ export function reconcilePool(
   if (children === undefined) return heldSync(input, notObservedCondition(pool, observation));
   const assessment = assessPool(pool, observation);
   const context = cellContext(input, children, assessment);
-  const known = knownCells(context);
+  const health = assessHealth({ pool, cells: knownCells(context), now, deleting });
   const scaling = decideSize({
     pool,
     previous,
-    active: known.filter((cell) => !cell.retiring),
+    active: health.cells.filter((cell) => !cell.retiring),
     consumerPods: observation.consumerPods,
     gpuResource: input.config.gpuResource,
     now,
     deleting,
   });
-  const cells = resizeCells({ context, cells: known, scaling });
+  const cells = resizeCells({ context, cells: health.cells, scaling });
   const rendered = renderChildren({ pool, cells, children, observation, assessment, deleting });
   const status = poolStatus({
     pool,
@@ -129,19 +134,24 @@ export function reconcilePool(
     cells: rendered.cells,
     scaling,
     assessment,
+    health,
     deleting,
     now,
   });
+  const resync = earliest(scaling.resyncAfterSeconds, health.resyncAfterSeconds);
   return {
     response: {
       status,
       children: rendered.children,
-      ...(scaling.resyncAfterSeconds !== undefined
-        ? { resyncAfterSeconds: scaling.resyncAfterSeconds }
-        : {}),
+      ...(resync !== undefined ? { resyncAfterSeconds: resync } : {}),
     },
     remaining: rendered.cells.length + observation.allChildren.length,
   };
+}
+
+function earliest(...seconds: (number | undefined)[]): number | undefined {
+  const known = seconds.filter((value): value is number => value !== undefined);
+  return known.length === 0 ? undefined : Math.min(...known);
 }
 
 function poolInput(request: CompositeSyncRequest<GPUCellPool>, options: SyncOptions): PoolInput {

@@ -15,7 +15,7 @@ import {
 } from '../metacontroller/protocol.js';
 import { DEFAULT_GPUCELLPOOL_CONFIG, type GPUCellPoolConfig } from './config.js';
 import { API_VERSIONS } from './constants.js';
-import type { NodeObject, PodObject, SecretObject } from './objects.js';
+import type { MachineObject, NodeObject, PodObject, SecretObject } from './objects.js';
 import { CHILD_TYPES } from './observe.js';
 import { finalizeGPUCellPool, syncGPUCellPool } from './sync.js';
 
@@ -455,6 +455,29 @@ export class World {
   /** A Node appears with the pool's labels (e.g. left by an earlier incarnation). */
   addNode(joined: NodeObject): void {
     this.children.set(this.key(joined), joined);
+  }
+
+  /**
+   * The kubelet (or a health monitor) sets a condition on a Node, replacing one of its type, with
+   * lastTransitionTime `since`.
+   */
+  setNodeCondition(name: string, type: string, status: string, since: Date): void {
+    const found = this.ofKind<NodeObject>('Node').find((n) => n.metadata.name === name);
+    if (found === undefined) throw new Error(`no Node ${name}`);
+    const others = (found.status?.conditions ?? []).filter((c) => c.type !== type);
+    const condition = { type, status, lastTransitionTime: `${since.toISOString().slice(0, 19)}Z` };
+    found.status = { ...found.status, conditions: [...others, condition] };
+  }
+
+  /** KubeVirt or Cluster API writes a machine's status. */
+  setMachineStatus(name: string, status: MachineObject['status']): void {
+    const found = [...this.children.values()].find(
+      (child) =>
+        (child.kind === 'VirtualMachine' || child.kind === 'Machine') &&
+        child.metadata.name === name,
+    ) as MachineObject | undefined;
+    if (found === undefined) throw new Error(`no machine ${name}`);
+    found.status = status;
   }
 
   /** Someone deletes a child behind the pool's back. */
