@@ -16,7 +16,7 @@ import {
   resourcePath,
   type KubeClient,
 } from '../harness/simulate/index.js';
-import { sleep } from './poll.js';
+import { sleep } from '../harness/poll.js';
 
 export interface ChurnOptions {
   /** Pods created (and deleted) per second. */

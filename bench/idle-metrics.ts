@@ -9,11 +9,12 @@ import https from 'node:https';
 import os from 'node:os';
 import { statSync } from 'node:fs';
 import type { KubeCellStack } from '../harness/cluster/kubecell-stack.js';
+import { whileRunning } from '../harness/cluster/processes.js';
 import { KubeClient, resourcePath, type KubeObject } from '../harness/simulate/index.js';
 import { difference, scrape, sum, type Sample } from './prometheus.js';
 import { hookCallsOf } from './metacontroller.js';
 import { round } from './stats.js';
-import { sleep, until } from './poll.js';
+import { poll, PollTimeout, sleep } from '../harness/poll.js';
 import { throttling } from './metacontroller-log.js';
 import { type AdminConnection } from './watch.js';
 
@@ -227,16 +228,13 @@ export async function allVirtualClustersReady(
 ): Promise<{ notAllReady?: string }> {
   const started = Date.now();
   let phases = '';
+  let failed: string | undefined;
   let lastReport = Date.now();
+  const serving = whileRunning(stack.metacontroller.process, stack.hookServer);
   try {
-    await until(
+    await poll(
       `${options.count} VirtualClusters to be Ready`,
-      options.timeoutSeconds * 1000,
-      2000,
       async () => {
-        for (const process of [stack.metacontroller.process, stack.hookServer]) {
-          if (process.exitStatus()) throw new Error(`${process.name} exited`);
-        }
         const vcs = (await client.list(
           resourcePath({ apiVersion: 'kubecell.io/v1alpha1', resource: 'virtualclusters' }),
         )) as (KubeObject & PhaseLike)[];
@@ -244,9 +242,7 @@ export async function allVirtualClustersReady(
         for (const vc of vcs) {
           const phase = vc.status?.phase ?? '(none)';
           if (phase === 'Failed')
-            throw new Error(
-              `VirtualCluster ${vc.metadata.namespace}/${vc.metadata.name} Failed: ${JSON.stringify(vc.status?.conditions)}`,
-            );
+            failed = `VirtualCluster ${vc.metadata.namespace}/${vc.metadata.name} Failed: ${JSON.stringify(vc.status?.conditions)}`;
           count.set(phase, (count.get(phase) ?? 0) + 1);
         }
         phases = JSON.stringify(Object.fromEntries(count));
@@ -254,13 +250,17 @@ export async function allVirtualClustersReady(
           lastReport = Date.now();
           options.log(`waiting: ${phases} after ${((Date.now() - started) / 1000).toFixed(0)} s`);
         }
-        return (count.get('Ready') ?? 0) === options.count ? true : undefined;
+        return (count.get('Ready') ?? 0) === options.count ? { value: true } : { notYet: phases };
       },
-      () => phases,
+      {
+        timeoutMs: options.timeoutSeconds * 1000,
+        intervalMs: 2000,
+        abort: () => serving.abort() ?? failed,
+      },
     );
     return {};
   } catch (error) {
-    if (!(error instanceof Error && error.message.startsWith('timed out'))) throw error;
+    if (!(error instanceof PollTimeout)) throw error;
     options.log(
       `not all Ready after ${options.timeoutSeconds} s (${phases}); measuring all the same`,
     );
@@ -451,8 +451,13 @@ export async function probeVirtualClusterSync(
       { metadata: { annotations: { 'bench.kubecell.io/probe': new Date().toISOString() } } },
       'bench-user',
     );
-    await until('a VirtualCluster sync after the probe', 120_000, 500, async () =>
-      vcSyncs(await scrape(metricsUrl)) > vcSyncs(before) ? true : undefined,
+    await poll(
+      'a VirtualCluster sync after the probe',
+      async () =>
+        vcSyncs(await scrape(metricsUrl)) > vcSyncs(before)
+          ? { value: true }
+          : { notYet: 'no sync yet' },
+      { timeoutMs: 120_000, intervalMs: 500 },
     );
     await sleep(5000);
     const bytes = requestBytesOf(difference(before, await scrape(metricsUrl))).get(

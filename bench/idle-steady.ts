@@ -12,7 +12,7 @@ import type { CellWriteFigures, IdleOptions, IdlePointResult } from './idle-resu
 import { difference, scrape, sum } from './prometheus.js';
 import { hookCallsOf, processCpu } from './metacontroller.js';
 import { round } from './stats.js';
-import { sleep } from './poll.js';
+import { sleep } from '../harness/poll.js';
 
 export const STEADY_STATE =
   'Metacontroller restarted once every VirtualCluster was Ready, before convergence and the window: it caches each customize answer 20 minutes per parent UID and generation (pkg/controller/common/customize/manager.go), so without the restart VirtualClusters created in the run would still relate what they asked for before they were resolved (the Cell itself, not its liveness record)';

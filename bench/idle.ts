@@ -49,7 +49,7 @@ import { adminConnection, type AdminConnection } from './watch.js';
 import { flagValues } from './metacontroller-log.js';
 import { processCpu, type FlagSetResult } from './metacontroller.js';
 import { round } from './stats.js';
-import { sleep } from './poll.js';
+import { sleep } from '../harness/poll.js';
 import {
   allVirtualClustersReady,
   bytesOf,

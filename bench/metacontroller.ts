@@ -38,18 +38,24 @@ import {
   KubeClient,
   resourcePath,
   startSimulation,
-  type KubeObject,
   type Simulation,
 } from '../harness/simulate/index.js';
+import { whileRunning } from '../harness/cluster/processes.js';
 import { readPinnedVersions } from '../harness/cluster/versions.js';
 import { auditLogOffset, perEach, readAuditRequests, type AuditCounts } from './audit-log.js';
 import { cpuMsOf } from './processes.js';
 import { type Stats, stats, round } from './stats.js';
 import { type Sample, difference, sum, scrape } from './prometheus.js';
 import { adminConnection, Watch } from './watch.js';
-import { sleep, until } from './poll.js';
+import { poll, sleep, type PollOutcome } from '../harness/poll.js';
 import { flagValues, throttling, type EffectiveFlags } from './metacontroller-log.js';
-import { cellObject, classObject, virtualClusterObject, type BenchWorldNames } from './world.js';
+import {
+  cellObject,
+  classObject,
+  untilCellReady,
+  virtualClusterObject,
+  type BenchWorldNames,
+} from './world.js';
 
 export interface FlagSet {
   name: string;
@@ -342,7 +348,7 @@ async function runWave(
     );
   }
   const wanted = new Set(namespaces);
-  await until(`the baseline of ${size} host namespaces`, 15 * 60_000, 500, async () => {
+  const baseline = async (): Promise<PollOutcome<true>> => {
     const policies = await client.list(
       resourcePath({ apiVersion: 'networking.k8s.io/v1', resource: 'networkpolicies' }),
     );
@@ -352,14 +358,21 @@ async function runWave(
       if (wanted.has(ns) && POLICIES.includes(policy.metadata.name))
         count.set(ns, (count.get(ns) ?? 0) + 1);
     }
-    if (namespaces.some((ns) => count.get(ns) !== POLICIES.length)) return undefined;
+    if (namespaces.some((ns) => count.get(ns) !== POLICIES.length))
+      return { notYet: 'NetworkPolicies missing' };
     const all = await client.list(resourcePath({ apiVersion: 'v1', resource: 'namespaces' }));
     const labelled = all.filter(
       (ns) =>
         wanted.has(ns.metadata.name) &&
         ns.metadata.labels?.['pod-security.kubernetes.io/enforce'] !== undefined,
     );
-    return labelled.length === size ? true : undefined;
+    return labelled.length === size
+      ? { value: true }
+      : { notYet: `${labelled.length} Pod Security labels` };
+  };
+  await poll(`the baseline of ${size} host namespaces`, baseline, {
+    timeoutMs: 15 * 60_000,
+    intervalMs: 500,
   });
   const hostNamespacesMs = Date.now() - nsStart;
   log(`${size} host namespaces have their baseline (${(hostNamespacesMs / 1000).toFixed(1)} s)`);
@@ -394,25 +407,28 @@ async function runWave(
   }
   const applyWallMs = Date.now() - firstSent;
   const mine = () => namespaces.map((ns) => timelines.get(`${ns}/${VC_NAME}`) as Timeline);
-  await until(
+  const phasesSeen = (): string => {
+    const phases = new Map<string, number>();
+    for (const timeline of mine()) {
+      const phase = `${timeline.lastPhase ?? '(none)'}/${timeline.lastReason ?? ''}`;
+      phases.set(phase, (phases.get(phase) ?? 0) + 1);
+    }
+    return JSON.stringify(Object.fromEntries(phases));
+  };
+  const serving = whileRunning(stack.metacontroller.process, stack.hookServer);
+  await poll(
     `${size} VirtualClusters to be Ready`,
-    20 * 60_000,
-    100,
-    async () => {
-      for (const process of [stack.metacontroller.process, stack.hookServer]) {
-        if (process.exitStatus()) throw new Error(`${process.name} exited during the wave`);
-      }
-      const failed = mine().find((timeline) => timeline.lastPhase === 'Failed');
-      if (failed) throw new Error(`a VirtualCluster failed: ${failed.lastReason ?? ''}`);
-      return mine().every((timeline) => timeline.readyAt !== undefined) ? true : undefined;
-    },
-    () => {
-      const phases = new Map<string, number>();
-      for (const timeline of mine()) {
-        const phase = `${timeline.lastPhase ?? '(none)'}/${timeline.lastReason ?? ''}`;
-        phases.set(phase, (phases.get(phase) ?? 0) + 1);
-      }
-      return JSON.stringify(Object.fromEntries(phases));
+    async () =>
+      mine().every((timeline) => timeline.readyAt !== undefined)
+        ? { value: true }
+        : { notYet: phasesSeen() },
+    {
+      timeoutMs: 20 * 60_000,
+      intervalMs: 100,
+      abort: () => {
+        const failed = mine().find((timeline) => timeline.lastPhase === 'Failed');
+        return serving.abort() ?? (failed && `a VirtualCluster failed: ${failed.lastReason ?? ''}`);
+      },
     },
   );
   const allReadyAt = Math.max(...mine().map((timeline) => timeline.readyAt ?? 0));
@@ -576,24 +592,7 @@ async function runFlagSet(
     await client.apply(cellObject(WORLD), USER_FIELD_MANAGER);
     await client.apply(classObject(WORLD), USER_FIELD_MANAGER);
     await simulation.syncCells();
-    const cellPath = resourcePath({
-      apiVersion: 'kubecell.io/v1alpha1',
-      resource: 'cells',
-      namespace: CELL_NAMESPACE,
-      name: CELL,
-    });
-    let lastCell = '';
-    await until(
-      `Cell ${CELL} to be Ready`,
-      5 * 60_000,
-      500,
-      async () => {
-        const cell = (await client.find(cellPath)) as (KubeObject & StatusLike) | undefined;
-        lastCell = JSON.stringify(cell?.status?.conditions ?? cell?.status ?? null).slice(0, 600);
-        return cell?.status?.phase === 'Ready' ? true : undefined;
-      },
-      () => lastCell,
-    );
+    await untilCellReady(client, WORLD, 5 * 60_000, 500);
     const cellReadySeconds = (Date.now() - cellStart) / 1000;
     log(`  Cell Ready after ${cellReadySeconds.toFixed(1)} s`);
     const waves: WaveResult[] = [];

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { poll } from '../harness/poll.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -32,21 +33,23 @@ export function cpuMsOf(pid: number | undefined): number | undefined {
   }
 }
 
-async function waitForOk(url: string, child: ChildProcess, stderr: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) {
-      throw new Error(`${url}: the process exited with ${child.exitCode}: ${stderr()}`);
-    }
-    try {
+function waitForOk(url: string, child: ChildProcess, stderr: () => string): Promise<void> {
+  return poll(
+    `${url} to answer`,
+    async () => {
       const res = await fetch(url);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`${url} did not answer within 60 s: ${stderr()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+      return res.ok ? { value: undefined } : { notYet: `HTTP ${res.status}` };
+    },
+    {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      abort: () =>
+        child.exitCode === null
+          ? undefined
+          : `the process exited with ${child.exitCode}: ${stderr()}`,
+      context: stderr,
+    },
+  );
 }
 
 /**

@@ -20,7 +20,7 @@ import {
 } from './idle-metrics.js';
 import { attribute, ChangeLog, hookCallLines, type Attribution } from './idle-changes.js';
 import { round } from './stats.js';
-import { sleep } from './poll.js';
+import { sleep } from '../harness/poll.js';
 import type { RemoteOptions, RemoteWorld } from './remote.js';
 import { hostNamespaceObject } from './world.js';
 

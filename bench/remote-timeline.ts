@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resourcePath, type KubeClient, type KubeObject } from '../harness/simulate/index.js';
 import type { K3kSimulator } from '../harness/simulate/k3k.js';
 import { round } from './stats.js';
-import { until } from './poll.js';
+import { poll } from '../harness/poll.js';
 import { Watch, type AdminConnection } from './watch.js';
 import { virtualClusterObject, type BenchWorldNames } from './world.js';
 
@@ -145,12 +145,15 @@ export async function applyUntilReady(
   );
   const appliedAt = Date.now();
   options.onCreated?.(created.metadata.uid ?? '');
-  const readyAt = await until(
+  const readyAt = await poll(
     `VirtualCluster ${namespace}/${world.virtualCluster} to be Ready`,
-    options.timeoutMs,
-    100,
-    async () => timeline.firstSeen.get('VirtualCluster Ready (hub)'),
-    () => JSON.stringify(timeline.since(appliedAt)),
+    async () => {
+      const seen = timeline.firstSeen.get('VirtualCluster Ready (hub)');
+      return seen === undefined
+        ? { notYet: JSON.stringify(timeline.since(appliedAt)) }
+        : { value: seen };
+    },
+    { timeoutMs: options.timeoutMs, intervalMs: 100 },
   );
   const served = options.k3k?.served.get(`${namespace}/${world.virtualCluster}`)?.servedAt;
   if (served) timeline.see('k3k served (simulated k3k)', served.getTime());

@@ -43,7 +43,7 @@ import { IDLE_METACONTROLLER_ARGS } from './idle.js';
 import { adminConnection, type AdminConnection } from './watch.js';
 import { processCpu } from './metacontroller.js';
 import { round } from './stats.js';
-import { sleep } from './poll.js';
+import { sleep } from '../harness/poll.js';
 import { cpuMsOf } from './processes.js';
 import {
   agentPasses,

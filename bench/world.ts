@@ -3,7 +3,7 @@
  * VirtualNodeClass, and VirtualClusters on them. Each part passes its own names.
  */
 import { resourcePath, type KubeClient, type KubeObject } from '../harness/simulate/index.js';
-import { until } from './poll.js';
+import { poll } from '../harness/poll.js';
 
 export interface BenchWorldNames {
   cellNamespace: string;
@@ -69,6 +69,7 @@ export async function untilCellReady(
   client: KubeClient,
   names: BenchWorldNames,
   timeoutMs: number,
+  intervalMs = 1000,
 ): Promise<void> {
   const cellPath = resourcePath({
     apiVersion: 'kubecell.io/v1alpha1',
@@ -76,17 +77,15 @@ export async function untilCellReady(
     namespace: names.cellNamespace,
     name: names.cell,
   });
-  let last = '';
-  await until(
+  await poll(
     `Cell ${names.cell} to be Ready`,
-    timeoutMs,
-    1000,
     async () => {
       const cell = (await client.find(cellPath)) as
         (KubeObject & { status?: { phase?: string; conditions?: unknown } }) | undefined;
-      last = JSON.stringify(cell?.status?.conditions ?? null).slice(0, 600);
-      return cell?.status?.phase === 'Ready' ? true : undefined;
+      return cell?.status?.phase === 'Ready'
+        ? { value: true }
+        : { notYet: JSON.stringify(cell?.status?.conditions ?? null).slice(0, 600) };
     },
-    () => last,
+    { timeoutMs, intervalMs },
   );
 }

@@ -15,8 +15,9 @@ import type { ControlPlane } from './control-plane.js';
 import { installCrds } from './crds.js';
 import { kubectlOk } from './kubecell.js';
 import { freeLoopbackPorts } from './ports.js';
-import { startManagedProcess, type ManagedProcess } from './processes.js';
-import { waitForHttpOk, waitUntil } from './readiness.js';
+import { poll } from '../poll.js';
+import { startManagedProcess, whileRunning, type ManagedProcess } from './processes.js';
+import { waitForHttpOk } from './readiness.js';
 
 /** Where the hub controllers run (their events, OCM's `--namespace`). */
 export const OCM_HUB_NAMESPACE = 'open-cluster-management-hub';
@@ -243,7 +244,7 @@ export async function startOcmHub(hub: ControlPlane, options: OcmHubOptions = {}
     ]);
     // The DefaultClusterSet controller creates ManagedClusterSet `default` once the hub
     // controllers' informers run: the registration controller is working, not only serving.
-    await waitUntil(
+    await poll(
       'OCM ManagedClusterSet default (the registration controller is reconciling)',
       async () => {
         const result = await hub.kubectl([
@@ -253,9 +254,9 @@ export async function startOcmHub(hub: ControlPlane, options: OcmHubOptions = {}
           '-o',
           'name',
         ]);
-        return result.code === 0 ? true : result.stderr.trim();
+        return result.code === 0 ? { value: undefined } : { notYet: result.stderr.trim() };
       },
-      { timeoutMs, intervalMs: 500, process: registrationController },
+      { timeoutMs, intervalMs: 500, ...whileRunning(registrationController) },
     );
   } catch (error) {
     await stop();

@@ -20,8 +20,8 @@ import { installCrds } from './crds.js';
 import { kubectlOk } from './kubecell.js';
 import { agentLauncher, OCM_AGENT_NAMESPACE } from './ocm-agents.js';
 import { ocmManagedClusterCrdFiles, type OcmHub } from './ocm-hub.js';
-import type { ManagedProcess } from './processes.js';
-import { waitUntil } from './readiness.js';
+import { poll, type PollOutcome } from '../poll.js';
+import { whileRunning, type ManagedProcess } from './processes.js';
 
 export { HUB_KUBECONFIG_SECRET, OCM_AGENT_NAMESPACE } from './ocm-agents.js';
 export const DEFAULT_MANAGED_CLUSTER_NAME = 'cell-remote';
@@ -119,14 +119,16 @@ async function untilCondition(
   timeoutMs: number,
   watched?: ManagedProcess,
 ): Promise<void> {
-  await waitUntil(
+  await poll(
     `ManagedCluster ${name} ${type}=${status}`,
     async () => {
       const condition = await managedClusterCondition(hub, name, type);
-      if (typeof condition === 'string') return condition;
-      return condition.status === status ? true : `${condition.status} (${condition.reason ?? ''})`;
+      if (typeof condition === 'string') return { notYet: condition };
+      return condition.status === status
+        ? { value: undefined }
+        : { notYet: `${condition.status} (${condition.reason ?? ''})` };
     },
-    { timeoutMs, intervalMs: 500, ...(watched ? { process: watched } : {}) },
+    { timeoutMs, intervalMs: 500, ...(watched ? whileRunning(watched) : {}) },
   );
 }
 
@@ -173,10 +175,11 @@ export async function startOcmManagedCluster(
     const registration = await launcher.registration();
     running = [registration];
     await acceptOnHub(hub.cluster, name, leaseDurationSeconds, joinTimeoutMs, registration);
-    await waitUntil(
+    await poll(
       `the hub kubeconfig of ${name} (CSR approved and signed, Secret written)`,
-      async () => (existsSync(launcher.hubKubeconfigFile) ? true : 'no file yet'),
-      { timeoutMs: joinTimeoutMs, intervalMs: 500, process: registration },
+      async () =>
+        existsSync(launcher.hubKubeconfigFile) ? { value: undefined } : { notYet: 'no file yet' },
+      { timeoutMs: joinTimeoutMs, intervalMs: 500, ...whileRunning(registration) },
     );
     running = [registration, await launcher.work()];
     await untilCondition(
@@ -212,10 +215,10 @@ export async function startOcmManagedCluster(
         const restarted = await launcher.registration();
         running = [restarted]; // tracked (and stopped) even if the work agent fails to start
         running = [restarted, await launcher.work()];
-        await waitUntil(
+        await poll(
           `the registration agent of ${name} renewing its lease`,
           async () => leaseRenewedSince(hub.cluster, name, renewedAfter),
-          { timeoutMs: joinTimeoutMs, intervalMs: 500, process: restarted },
+          { timeoutMs: joinTimeoutMs, intervalMs: 500, ...whileRunning(restarted) },
         );
       },
       controlPlaneSeconds: cluster.startupSeconds,
@@ -244,7 +247,7 @@ async function acceptOnHub(
   timeoutMs: number,
   agent: ManagedProcess,
 ): Promise<void> {
-  await waitUntil(
+  await poll(
     `the registration agent creating ManagedCluster ${name} on the hub`,
     async () => {
       const result = await hub.kubectl([
@@ -254,9 +257,9 @@ async function acceptOnHub(
         '-o',
         'name',
       ]);
-      return result.code === 0 ? true : result.stderr.trim();
+      return result.code === 0 ? { value: undefined } : { notYet: result.stderr.trim() };
     },
-    { timeoutMs, intervalMs: 500, process: agent },
+    { timeoutMs, intervalMs: 500, ...whileRunning(agent) },
   );
   await kubectlOk(hub, [
     'patch',
@@ -268,12 +271,12 @@ async function acceptOnHub(
   ]);
 }
 
-/** 'true' once the hub's managed-cluster-lease of `name` was renewed after `since`. */
+/** Done once the hub's managed-cluster-lease of `name` was renewed after `since`. */
 async function leaseRenewedSince(
   hub: ControlPlane,
   name: string,
   since: Date,
-): Promise<true | string> {
+): Promise<PollOutcome<void>> {
   const result = await hub.kubectl([
     'get',
     'lease',
@@ -283,7 +286,9 @@ async function leaseRenewedSince(
     '-o',
     'jsonpath={.spec.renewTime}',
   ]);
-  if (result.code !== 0) return result.stderr.trim();
+  if (result.code !== 0) return { notYet: result.stderr.trim() };
   const renewed = Date.parse(result.stdout.trim());
-  return renewed >= since.getTime() - 1000 ? true : `last renewed ${result.stdout.trim()}`;
+  return renewed >= since.getTime() - 1000
+    ? { value: undefined }
+    : { notYet: `last renewed ${result.stdout.trim()}` };
 }

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import type { PollOptions } from '../poll.js';
 
 export interface CommandResult {
   stdout: string;
@@ -221,4 +222,31 @@ export function logTail(logFile: string, lines = 30): string {
 
 export function describeExit(exit: ProcessExit): string {
   return exit.signal ? `killed by ${exit.signal}` : `exited with code ${exit.code}`;
+}
+
+/**
+ * Poll options (harness/poll.ts) for a wait that depends on running servers: it stops at once
+ * when one of them exits, and a timeout shows the end of their logs.
+ */
+export function whileRunning(
+  ...processes: readonly ManagedProcess[]
+): Required<Pick<PollOptions, 'abort' | 'context'>> {
+  return {
+    abort: () => {
+      for (const process of processes) {
+        const exit = process.exitStatus();
+        if (exit) {
+          return `${process.name} ${describeExit(exit)}; log ${process.logFile}:\n${logTail(process.logFile)}`;
+        }
+      }
+      return undefined;
+    },
+    context: () =>
+      processes
+        .map(
+          (process) =>
+            `--- ${process.name} log ${process.logFile} (end):\n${logTail(process.logFile)}`,
+        )
+        .join('\n'),
+  };
 }

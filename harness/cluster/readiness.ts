@@ -1,10 +1,11 @@
-// Waiting for servers to become ready. Every wait names what it waits for, gives up early when
-// the server process has died, and reports the end of its log, because "timed out" alone
-// explains nothing on a slow CI machine.
+// Waiting for servers to become ready (with harness/poll.ts): every wait names what it waits
+// for, gives up early when the server process has died, and reports the end of its log, because
+// "timed out" alone explains nothing on a slow CI machine.
 import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
-import { describeExit, logTail, type ManagedProcess } from './processes.js';
+import { poll } from '../poll.js';
+import { whileRunning, type ManagedProcess } from './processes.js';
 
 export interface TlsClientFiles {
   /** Trust anchor for the server certificate; omit together with `insecure` for plain HTTP. */
@@ -64,60 +65,21 @@ export interface WaitOptions {
   process?: ManagedProcess;
 }
 
-/**
- * Polls `check` until it returns true. A string or a thrown error counts as "not yet" and is
- * kept as the reason reported when the wait fails.
- */
-export async function waitUntil(
-  description: string,
-  check: () => Promise<true | string>,
-  options: WaitOptions,
-): Promise<void> {
-  const deadline = Date.now() + options.timeoutMs;
-  const intervalMs = options.intervalMs ?? 250;
-  let lastReason: string;
-  for (;;) {
-    const exit = options.process?.exitStatus();
-    if (options.process && exit) {
-      throw new Error(
-        `${options.process.name} ${describeExit(exit)} while waiting for ${description}; ` +
-          `log ${options.process.logFile}:\n${logTail(options.process.logFile)}`,
-      );
-    }
-    try {
-      const outcome = await check();
-      if (outcome === true) return;
-      lastReason = outcome;
-    } catch (error) {
-      lastReason = error instanceof Error ? error.message : String(error);
-    }
-    if (Date.now() >= deadline) {
-      const logHint = options.process
-        ? `; log ${options.process.logFile}:\n${logTail(options.process.logFile)}`
-        : '';
-      throw new Error(
-        `timed out after ${(options.timeoutMs / 1000).toFixed(0)} s waiting for ${description} (last: ${lastReason})${logHint}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
 /** Waits until GET `url` answers 200. */
 export function waitForHttpOk(
   description: string,
   url: string,
   tls: TlsClientFiles,
-  options: WaitOptions,
+  { process, ...options }: WaitOptions,
 ): Promise<void> {
-  return waitUntil(
+  return poll(
     description,
     async () => {
       const response = await httpGet(url, tls);
       return response.status === 200
-        ? true
-        : `HTTP ${response.status}: ${response.body.slice(0, 500)}`;
+        ? { value: undefined }
+        : { notYet: `HTTP ${response.status}: ${response.body.slice(0, 500)}` };
     },
-    options,
+    { ...options, ...(process ? whileRunning(process) : {}) },
   );
 }

@@ -16,7 +16,8 @@
 // Provisioning), as k3k reports while its server pod starts.
 import { createHash } from 'node:crypto';
 import { KubeClient, isNotFound, resourcePath, type KubeObject } from './kube-client.js';
-import { PollingActor, setConditions, waitFor, type Condition, type Log } from './support.js';
+import { poll } from '../poll.js';
+import { PollingActor, setConditions, type Condition, type Log } from './support.js';
 
 export const K3K_FIELD_MANAGER = 'simulated-k3k';
 export const K3K_API_VERSION = 'k3k.io/v1beta1';
@@ -323,10 +324,13 @@ export class K3kSimulator extends PollingActor<K3kSimulatorOptions> {
 
   /** Resolves once the Cluster `namespace/name` is served (polling this simulator's record). */
   waitForServed(namespace: string, name: string, timeoutMs = 30_000): Promise<ServedCluster> {
-    return waitFor(
+    return poll(
       `k3k Cluster ${namespace}/${name} to be served`,
-      async () => this.served.get(key(namespace, name)),
-      { timeoutMs, everyMs: 50 },
+      async () => {
+        const served = this.served.get(key(namespace, name));
+        return served ? { value: served } : { notYet: 'not served yet' };
+      },
+      { timeoutMs, intervalMs: 50 },
     );
   }
 }

@@ -19,6 +19,7 @@
 //   the lease of an accepted cluster that has none. It can be told to ignore chosen clusters
 //   (`ignored`), as a hub whose registration controller is down for them. The Cell judges the
 //   Lease itself and counts that condition as well (hooks/cell/liveness.ts).
+import { poll } from '../poll.js';
 import {
   KubeClient,
   isConflict,
@@ -32,7 +33,6 @@ import {
   formatMicroTime,
   setConditions,
   silent,
-  waitFor,
   type Condition,
   type DesiredCondition,
   type Log,
@@ -408,10 +408,10 @@ export async function replaceManagedCluster(
   const old = await client.find<ManagedClusterObject>(path);
   if (old) {
     await client.delete(path);
-    await waitFor(
+    await poll(
       `ManagedCluster ${name} to be gone`,
-      async () => ((await client.find(path)) ? undefined : true),
-      { timeoutMs: options.timeoutMs ?? 30_000 },
+      async () => ((await client.find(path)) ? { notYet: 'still there' } : { value: true }),
+      { timeoutMs: options.timeoutMs ?? 30_000, intervalMs: 100 },
     );
   }
   const managedCluster = await joinManagedCluster(client, name, options);

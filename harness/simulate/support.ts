@@ -1,7 +1,9 @@
 // Small pieces every simulated actor uses: the two time formats of the Kubernetes API,
-// conditions the way controllers set them (metav1 `SetStatusCondition`), a polling loop, and
-// name-based identifiers for reproducible runs.
+// conditions the way controllers set them (metav1 `SetStatusCondition`), a polling loop (Poller:
+// an actor's ticks; waiting until something is so is harness/poll.ts), and name-based identifiers
+// for reproducible runs.
 import { createHash } from 'node:crypto';
+import { poll } from '../poll.js';
 import { resourcePath, type KubeClient, type KubeObject } from './kube-client.js';
 
 /** metav1.Time: RFC 3339, second precision (`2026-01-01T00:00:00Z`). */
@@ -164,22 +166,6 @@ export abstract class PollingActor<Options extends { intervalMs?: number; log?: 
   abstract pollOnce(): Promise<void>;
 }
 
-/** Waits until `check` returns a value other than undefined, polling every `everyMs`. */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  { timeoutMs = 30_000, everyMs = 100 }: { timeoutMs?: number; everyMs?: number } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
-
 const CRD_API_VERSION = 'apiextensions.k8s.io/v1';
 
 function crdPath(name: string): string {
@@ -257,10 +243,13 @@ export async function ensureCrds(
     installed.push(name);
   }
   for (const name of installed) {
-    await waitFor(
+    await poll(
       `CRD ${name} to be Established`,
-      async () => (established(await client.find(crdPath(name))) ? true : undefined),
-      { timeoutMs },
+      async () =>
+        established(await client.find(crdPath(name)))
+          ? { value: true }
+          : { notYet: 'not Established' },
+      { timeoutMs, intervalMs: 100 },
     );
   }
   return installed;

@@ -17,6 +17,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../../harness/cluster/paths.js';
+import { poll, PollTimeout } from '../../harness/poll.js';
 
 export { repoRoot };
 
@@ -161,19 +162,20 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** Waits until `isGone()` (at most `timeoutMs`); whether it came to pass. */
 export async function waitUntilGone(
   isGone: () => boolean,
   timeoutMs: number,
   intervalMs = 200,
 ): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (isGone()) return true;
-    if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  try {
+    return await poll(
+      'the processes to be gone',
+      async () => (isGone() ? { value: true } : { notYet: 'still running' }),
+      { timeoutMs, intervalMs },
+    );
+  } catch (error) {
+    if (error instanceof PollTimeout) return false;
+    throw error;
   }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

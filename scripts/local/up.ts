@@ -22,6 +22,7 @@ import {
   UpstreamInputsError,
   verifyUpstreamInputs,
 } from '../../harness/cluster/upstream-inputs.js';
+import { sleep } from '../../harness/poll.js';
 import { USAGE, parseUpArguments } from './options.js';
 import { summary } from './summary.js';
 import {
@@ -32,7 +33,6 @@ import {
   removeState,
   repoRoot,
   signalGroup,
-  sleep,
   stateFile,
   supervisorAlive,
   supervisorLogFile,

@@ -10,6 +10,7 @@ import { installCrds, upstreamCrdFiles, crdNamesIn } from '../../harness/cluster
 import { httpGet } from '../../harness/cluster/readiness.js';
 import { logTail } from '../../harness/cluster/processes.js';
 import { readPinnedVersions } from '../../harness/cluster/versions.js';
+import { poll } from '../../harness/poll.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getCluster, getKubeCell } from './shared-cluster.js';
 
 interface KubectlVersionOutput {
@@ -23,21 +24,6 @@ function succeeded(
 ): string {
   expect(result.code, `${what} failed:\n${result.stderr}${result.stdout}`).to.equal(0);
   return result.stdout;
-}
-
-async function eventually<T>(
-  what: string,
-  timeoutMs: number,
-  attempt: () => Promise<T | undefined>,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await attempt();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
 }
 
 describe('local control plane built from Go modules', function () {
@@ -111,16 +97,20 @@ describe('local control plane built from Go modules', function () {
     );
     expect(phase).to.equal('Active');
     // The serviceaccount controller is part of kube-controller-manager: this proves it runs.
-    await eventually(`ServiceAccount ${namespace}/default`, 60_000, async () => {
-      const result = await cluster.kubectl([
-        'get',
-        'serviceaccount',
-        'default',
-        `--namespace=${namespace}`,
-        '--output=name',
-      ]);
-      return result.code === 0 ? result.stdout.trim() : undefined;
-    });
+    await poll(
+      `ServiceAccount ${namespace}/default`,
+      async () => {
+        const result = await cluster.kubectl([
+          'get',
+          'serviceaccount',
+          'default',
+          `--namespace=${namespace}`,
+          '--output=name',
+        ]);
+        return result.code === 0 ? { value: result.stdout.trim() } : { notYet: result.stderr };
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
     // Deleting a namespace completes only when the namespace controller has emptied it.
     succeeded(
       await cluster.kubectl(['delete', 'namespace', namespace, '--wait=true', '--timeout=90s']),

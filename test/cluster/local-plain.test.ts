@@ -16,7 +16,7 @@ import { REGISTER_HUB_DOC, managedClusterLines } from '../../scripts/local/summa
 import { crdNamesIn, upstreamCrdFiles } from '../../harness/cluster/crds.js';
 import { localInstance, output, type StatusObject } from './local-scripts.js';
 import { repoRoot } from '../../harness/cluster/paths.js';
-import { waitUntil } from '../../harness/cluster/readiness.js';
+import { poll } from '../../harness/poll.js';
 
 const samplesDir = path.join(repoRoot, 'samples');
 const templatesFile = path.join(samplesDir, '33-gpucellpool-clusterapi-templates.yaml');
@@ -153,16 +153,18 @@ describe('npm run local-up (no --simulate): every sample dry-runs against the re
       .map((object) => object.slice(object.indexOf('/') + 1));
     let cells: StatusObject[] = [];
     // Until the Cell controller has written every sample Cell's status once.
-    await waitUntil(
+    await poll(
       'every sample Cell has a status',
       async () => {
         const listed = await local.kubectl(['get', 'cells', '-n', 'kubecell-system', '-o', 'json']);
-        if (listed.code !== 0) return output(listed);
+        if (listed.code !== 0) return { notYet: output(listed) };
         cells = (JSON.parse(listed.stdout) as { items: StatusObject[] }).items;
         const without = names.filter(
           (name) => !cells.some((cell) => cell.metadata.name === name && cell.status?.phase),
         );
-        return without.length === 0 || `no status yet: ${without.join(', ')}`;
+        return without.length === 0
+          ? { value: true }
+          : { notYet: `no status yet: ${without.join(', ')}` };
       },
       { timeoutMs: 90_000 },
     );

@@ -18,7 +18,7 @@ import {
   startOcmTestbed,
   type OcmTestbed,
 } from '../../harness/cluster/ocm.js';
-import { waitUntil } from '../../harness/cluster/readiness.js';
+import { poll, type PollOutcome } from '../../harness/poll.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from './shared-cluster.js';
 
 const CLUSTER = 'cell-remote';
@@ -188,9 +188,9 @@ describe('real OCM: hub and managed cluster cell-remote, built from the pinned a
         ]),
       );
     const first = await renewTime();
-    await waitUntil(
+    await poll(
       'the agent renewing managed-cluster-lease again',
-      async () => ((await renewTime()) > first ? true : 'not renewed yet'),
+      async () => ((await renewTime()) > first ? { value: true } : { notYet: 'not renewed yet' }),
       { timeoutMs: 4 * LEASE_SECONDS * 1000, intervalMs: 500 },
     );
     const cluster = JSON.parse(
@@ -218,7 +218,7 @@ describe('real OCM: hub and managed cluster cell-remote, built from the pinned a
     await writeAgentReport('written on the managed cluster');
     const [, applySeconds] = await seconds(async () => {
       await kubectlOk(hub, ['apply', '-f', '-'], JSON.stringify(smokeWork('hello from the hub')));
-      await waitUntil(
+      await poll(
         'the ConfigMap on the managed apiserver',
         async () => {
           const result = await managed.kubectl([
@@ -231,8 +231,8 @@ describe('real OCM: hub and managed cluster cell-remote, built from the pinned a
             'jsonpath={.data.report}',
           ]);
           return result.stdout === 'hello from the hub'
-            ? true
-            : result.stderr.trim() || result.stdout;
+            ? { value: true }
+            : { notYet: result.stderr.trim() || result.stdout };
         },
         { timeoutMs: 60_000, intervalMs: 500 },
       );
@@ -253,7 +253,7 @@ describe('real OCM: hub and managed cluster cell-remote, built from the pinned a
     expect(nodePort).to.be.greaterThan(0);
     let work: WorkStatus = {};
     const [, feedbackSeconds] = await seconds(() =>
-      waitUntil(
+      poll(
         'Applied, Available and the feedback of ManifestWork smoke',
         async () => {
           work = await getWork(hub);
@@ -263,8 +263,8 @@ describe('real OCM: hub and managed cluster cell-remote, built from the pinned a
           return conditions.Applied === 'True' &&
             conditions.Available === 'True' &&
             ['report', 'nodePort', 'agentReport'].every((name) => feedback(work, name))
-            ? true
-            : JSON.stringify(work.status ?? {}).slice(0, 400);
+            ? { value: true }
+            : { notYet: JSON.stringify(work.status ?? {}).slice(0, 400) };
         },
         { timeoutMs: 60_000, intervalMs: 500 },
       ),
@@ -286,11 +286,13 @@ describe('real OCM: hub and managed cluster cell-remote, built from the pinned a
     // a later status sync, and the work agent writes nothing back.
     await writeAgentReport('changed on the managed cluster');
     const [, changeSeconds] = await seconds(() =>
-      waitUntil(
+      poll(
         'the changed report as feedback',
         async () => {
           const value = feedback(await getWork(hub), 'agentReport')?.string;
-          return value === 'changed on the managed cluster' ? true : String(value);
+          return value === 'changed on the managed cluster'
+            ? { value: true }
+            : { notYet: String(value) };
         },
         { timeoutMs: 30_000, intervalMs: 500 },
       ),
@@ -317,11 +319,13 @@ describe('real OCM: hub and managed cluster cell-remote, built from the pinned a
     const managed = bed.managedCluster.cluster;
     const [, deleteSeconds] = await seconds(async () => {
       await kubectlOk(hub, ['delete', 'manifestwork', 'smoke', '-n', CLUSTER, '--wait=true']);
-      await waitUntil(
+      await poll(
         'ConfigMap and namespace gone from the managed cluster',
         async () => {
           const result = await managed.kubectl(['get', 'namespace', SMOKE_NAMESPACE, '-o', 'name']);
-          return result.code !== 0 && result.stderr.includes('NotFound') ? true : result.stdout;
+          return result.code !== 0 && result.stderr.includes('NotFound')
+            ? { value: true }
+            : { notYet: result.stdout };
         },
         { timeoutMs: 60_000, intervalMs: 500 },
       );
@@ -340,19 +344,21 @@ describe('real OCM: hub and managed cluster cell-remote, built from the pinned a
   it('stopping the agents turns Available Unknown (ManagedClusterLeaseUpdateStopped) within 5 lease durations; restarting turns it True', async function () {
     this.timeout(180_000);
     const hub = bed.hubCluster;
-    const available = async (status: string): Promise<true | string> => {
+    const available = async (status: string): Promise<PollOutcome<true>> => {
       const condition = await managedClusterCondition(
         hub,
         CLUSTER,
         'ManagedClusterConditionAvailable',
       );
-      if (typeof condition === 'string') return condition;
-      return condition.status === status ? true : `${condition.status} ${condition.reason ?? ''}`;
+      if (typeof condition === 'string') return { notYet: condition };
+      return condition.status === status
+        ? { value: true }
+        : { notYet: `${condition.status} ${condition.reason ?? ''}` };
     };
     await bed.managedCluster.stopAgents();
     expect(bed.managedCluster.agents()).to.equal(undefined);
     const [, staleSeconds] = await seconds(() =>
-      waitUntil('Available=Unknown', () => available('Unknown'), {
+      poll('Available=Unknown', () => available('Unknown'), {
         timeoutMs: (STALE_AFTER_SECONDS + SLACK_SECONDS) * 1000,
         intervalMs: 500,
       }),
@@ -365,7 +371,7 @@ describe('real OCM: hub and managed cluster cell-remote, built from the pinned a
     });
     const [, recoverSeconds] = await seconds(async () => {
       await bed.managedCluster.startAgents();
-      await waitUntil('Available=True again', () => available('True'), {
+      await poll('Available=True again', () => available('True'), {
         timeoutMs: (STALE_AFTER_SECONDS + SLACK_SECONDS) * 1000,
         intervalMs: 500,
       });

@@ -27,14 +27,15 @@ import {
   type ProfileNodeOptions,
   type Simulation,
 } from '../../../harness/simulate/index.js';
+import { poll } from '../../../harness/poll.js';
 import {
   apply,
-  eventually,
   eventuallyGone,
   eventuallyPhase,
   getObject,
   kubectl,
   uniqueName,
+  watching,
   type ObjectWithStatus,
 } from './support.js';
 
@@ -262,13 +263,14 @@ export async function firstSeenReady(
     namespace,
     name,
   });
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const vc = await simulation.client.find(path);
-    if ((vc?.['status'] as { phase?: string } | undefined)?.phase === 'Ready') return new Date();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`VirtualCluster ${namespace}/${name} not Ready within ${timeoutMs} ms`);
+  return poll(
+    `VirtualCluster ${namespace}/${name} to be Ready`,
+    async () => {
+      const phase = ((await simulation.client.find(path))?.['status'] as { phase?: string })?.phase;
+      return phase === 'Ready' ? { value: new Date() } : { notYet: `phase ${phase ?? '(none)'}` };
+    },
+    { timeoutMs, intervalMs: 50 },
+  );
 }
 
 /** Decodes a Secret's `kubeconfig.yaml`. */
@@ -322,14 +324,13 @@ export function eventuallyHookCalls(
   count: number,
   timeoutMs = 90_000,
 ): Promise<number> {
-  return eventually<number>(
-    stack,
+  return poll<number>(
     `${count} ${controller}/${hook} calls for ${parent.namespace ?? ''}/${parent.name}`,
     async () => {
       const calls = hookCallsFor(stack, controller, hook, parent);
       return calls >= count ? { value: calls } : { notYet: `${calls} calls` };
     },
-    timeoutMs,
+    watching(stack, timeoutMs),
   );
 }
 

@@ -37,15 +37,16 @@ import {
   virtualNodeClass,
   type CellWorld,
 } from './cell-fixtures.js';
+import { poll } from '../../../harness/poll.js';
 import {
   apply,
   conditionOf,
   describeStatus,
-  eventually,
   eventuallyGone,
   eventuallyPhase,
   kubectl,
   uniqueName,
+  watching,
   type ObjectWithStatus,
 } from './support.js';
 
@@ -97,8 +98,7 @@ describe('e2e: Cell status through Metacontroller (Lease liveness, per-Node deta
     ok: (cell: ObjectWithStatus) => boolean,
     timeoutMs = 60_000,
   ): Promise<ObjectWithStatus> {
-    return eventually<ObjectWithStatus>(
-      stack,
+    return poll<ObjectWithStatus>(
       `${world.cell}: ${what}`,
       async () => {
         const cell = await getCell(stack, world.cell);
@@ -106,7 +106,7 @@ describe('e2e: Cell status through Metacontroller (Lease liveness, per-Node deta
           ? { value: cell }
           : { notYet: `${describeStatus(cell)}; ${JSON.stringify(statusOf(cell).nodes ?? [])}` };
       },
-      timeoutMs,
+      watching(stack, timeoutMs),
     );
   }
 
@@ -145,10 +145,14 @@ describe('e2e: Cell status through Metacontroller (Lease liveness, per-Node deta
         'jsonpath={.data.leaseFresh}',
       ]);
     const eventuallyRecord = (value: string) =>
-      eventually(stack, `${record} leaseFresh ${value}`, async () => {
-        const seen = await recordLeaseFresh();
-        return seen === value ? { value: seen } : { notYet: `leaseFresh ${seen}` };
-      });
+      poll(
+        `${record} leaseFresh ${value}`,
+        async () => {
+          const seen = await recordLeaseFresh();
+          return seen === value ? { value: seen } : { notYet: `leaseFresh ${seen}` };
+        },
+        watching(stack),
+      );
     const vcCellLive = (vc: ObjectWithStatus) => conditionOf(vc, 'CellLive');
 
     before(async function () {

@@ -34,16 +34,17 @@ import {
   startRenewing,
   type CellWorld,
 } from './cell-fixtures.js';
+import { poll } from '../../../harness/poll.js';
 import {
   apply,
   conditionOf,
   describeStatus,
-  eventually,
   eventuallyGone,
   eventuallyPhase,
   getObject,
   kubectl,
   uniqueName,
+  watching,
   type ObjectWithStatus,
 } from './support.js';
 
@@ -315,12 +316,16 @@ describe('e2e: Cell through Metacontroller', function () {
       LEASEFRESH: 'false',
     });
     // OCM's hub verdict replaces the agent's Available=True; the Cell reports that too.
-    const judged = await eventually(stack, `${world.cell} Available False`, async () => {
-      const object = await getCell(stack, world.cell);
-      return conditionOf(object, 'Available')?.status === 'False'
-        ? { value: object }
-        : { notYet: describeStatus(object) };
-    });
+    const judged = await poll(
+      `${world.cell} Available False`,
+      async () => {
+        const object = await getCell(stack, world.cell);
+        return conditionOf(object, 'Available')?.status === 'False'
+          ? { value: object }
+          : { notYet: describeStatus(object) };
+      },
+      watching(stack),
+    );
     const managedCluster = (await client.get(managedClusterPath(world.managedCluster))) as {
       status?: { conditions?: { type: string; status: string; reason?: string }[] };
     };
@@ -453,21 +458,35 @@ describe('e2e: Cell through Metacontroller', function () {
 
     it('a VirtualCluster resolved to the Cell shows in its status and columns', async function () {
       await applyVirtualCluster(vcName, hostNamespace, world.cell, className);
-      const vc = await eventually(stack, `${hostNamespace}/${vcName} resolved`, async () => {
-        const object = await getObject(stack, 'virtualclusters.kubecell.io', vcName, hostNamespace);
-        const resolved = (object?.status as { resolved?: { cell?: { name?: string } } })?.resolved;
-        return resolved?.cell?.name === world.cell
-          ? { value: object }
-          : { notYet: describeStatus(object) };
-      });
+      const vc = await poll(
+        `${hostNamespace}/${vcName} resolved`,
+        async () => {
+          const object = await getObject(
+            stack,
+            'virtualclusters.kubecell.io',
+            vcName,
+            hostNamespace,
+          );
+          const resolved = (object?.status as { resolved?: { cell?: { name?: string } } })
+            ?.resolved;
+          return resolved?.cell?.name === world.cell
+            ? { value: object }
+            : { notYet: describeStatus(object) };
+        },
+        watching(stack),
+      );
       console.log(`      VirtualCluster ${hostNamespace}/${vcName}: ${describeStatus(vc)}`);
 
-      const cell = await eventually(stack, `${world.cell} InUse`, async () => {
-        const object = await getCell(stack, world.cell);
-        return conditionOf(object, 'InUse')?.status === 'True'
-          ? { value: object }
-          : { notYet: describeStatus(object) };
-      });
+      const cell = await poll(
+        `${world.cell} InUse`,
+        async () => {
+          const object = await getCell(stack, world.cell);
+          return conditionOf(object, 'InUse')?.status === 'True'
+            ? { value: object }
+            : { notYet: describeStatus(object) };
+        },
+        watching(stack),
+      );
       expect(conditionOf(cell, 'InUse')).to.include({
         reason: 'VirtualClustersResolved',
         message: `resolved by: ${hostNamespace}/${vcName}`,
@@ -548,12 +567,16 @@ describe('e2e: Cell through Metacontroller', function () {
       await apply(stack, classManifest(className, { 'requests.cpu': '2' }), 'e2e-platform');
       await createHostNamespace(stack, hostNamespace);
       await applyVirtualCluster(vcName, hostNamespace, world.cell, className);
-      await eventually(stack, `${world.cell} InUse`, async () => {
-        const object = await getCell(stack, world.cell);
-        return conditionOf(object, 'InUse')?.status === 'True'
-          ? { value: object }
-          : { notYet: describeStatus(object) };
-      });
+      await poll(
+        `${world.cell} InUse`,
+        async () => {
+          const object = await getCell(stack, world.cell);
+          return conditionOf(object, 'InUse')?.status === 'True'
+            ? { value: object }
+            : { notYet: describeStatus(object) };
+        },
+        watching(stack),
+      );
     });
 
     after(async function () {

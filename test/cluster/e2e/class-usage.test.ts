@@ -14,15 +14,16 @@ import {
   VNCLASS,
   type ReadyCell,
 } from './cell-fixtures.js';
+import { poll } from '../../../harness/poll.js';
 import {
   apply,
-  eventually,
   eventuallyGone,
   eventuallyPhase,
   getObject,
   kubectl,
   listObjects,
   uniqueName,
+  watching,
 } from './support.js';
 
 interface UsedBy {
@@ -56,12 +57,16 @@ describe('e2e: class usage (status.usedBy) through Metacontroller', function () 
     for (const namespace of namespaces) {
       await stack.cluster.kubectl(['delete', VC, '--all', '-n', namespace, '--wait=false']);
     }
-    await eventually(stack, 'the VirtualClusters of this file gone', async () => {
-      const left = (await listObjects(stack, VC)).filter((vc) =>
-        namespaces.includes(vc.metadata.namespace ?? ''),
-      );
-      return left.length === 0 ? { value: true } : { notYet: `${left.length} left` };
-    });
+    await poll(
+      'the VirtualClusters of this file gone',
+      async () => {
+        const left = (await listObjects(stack, VC)).filter((vc) =>
+          namespaces.includes(vc.metadata.namespace ?? ''),
+        );
+        return left.length === 0 ? { value: true } : { notYet: `${left.length} left` };
+      },
+      watching(stack),
+    );
     await cell.stop();
     for (const namespace of namespaces) {
       await stack.cluster.kubectl(['delete', 'namespace', namespace, '--wait=false']);
@@ -75,8 +80,7 @@ describe('e2e: class usage (status.usedBy) through Metacontroller', function () 
   }
 
   function eventuallyUsedBy(expected: UsedBy): Promise<UsedBy> {
-    return eventually<UsedBy>(
-      stack,
+    return poll<UsedBy>(
       `usedBy of ${klass} to be ${JSON.stringify(expected)}`,
       async () => {
         const current = await usedBy();
@@ -92,6 +96,7 @@ describe('e2e: class usage (status.usedBy) through Metacontroller', function () 
           ? { value: current! }
           : { notYet: JSON.stringify(current) };
       },
+      watching(stack),
     );
   }
 
@@ -113,12 +118,16 @@ describe('e2e: class usage (status.usedBy) through Metacontroller', function () 
       [tenantA, 'team-a'],
       [tenantB, 'team-b'],
     ] as const) {
-      await eventually(stack, `${namespace}/${name} resolved`, async () => {
-        const vc = await getObject(stack, VC, name, namespace);
-        return vc?.status?.['resolved'] !== undefined
-          ? { value: true }
-          : { notYet: vc?.status?.phase ?? '(no status)' };
-      });
+      await poll(
+        `${namespace}/${name} resolved`,
+        async () => {
+          const vc = await getObject(stack, VC, name, namespace);
+          return vc?.status?.['resolved'] !== undefined
+            ? { value: true }
+            : { notYet: vc?.status?.phase ?? '(no status)' };
+        },
+        watching(stack),
+      );
     }
     const usage = await eventuallyUsedBy({
       count: 2,

@@ -5,7 +5,8 @@
 import { expect } from 'chai';
 import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
-import { eventually, getObject, kubectl, listObjects, uniqueName } from './support.js';
+import { poll } from '../../../harness/poll.js';
+import { getObject, kubectl, listObjects, uniqueName, watching } from './support.js';
 
 const POLICIES = [
   'kubecell-allow-api-server',
@@ -51,8 +52,7 @@ describe('e2e: host-namespace baseline through Metacontroller', function () {
   }
 
   it('a labelled namespace gets the Pod Security labels and the four NetworkPolicies', async function () {
-    const labels = await eventually<Record<string, string>>(
-      stack,
+    const labels = await poll<Record<string, string>>(
       `Pod Security labels on ${namespace}`,
       async () => {
         const labels = (await getObject(stack, 'namespace', namespace))?.metadata.labels ?? {};
@@ -62,12 +62,17 @@ describe('e2e: host-namespace baseline through Metacontroller', function () {
           ? { value: labels }
           : { notYet: JSON.stringify(labels) };
       },
+      watching(stack),
     );
     expect(labels['kubecell.io/host-namespace']).to.equal('true');
-    await eventually(stack, `NetworkPolicies in ${namespace}`, async () => {
-      const names = await policyNames();
-      return names.join() === POLICIES.join() ? { value: names } : { notYet: names.join() };
-    });
+    await poll(
+      `NetworkPolicies in ${namespace}`,
+      async () => {
+        const names = await policyNames();
+        return names.join() === POLICIES.join() ? { value: names } : { notYet: names.join() };
+      },
+      watching(stack),
+    );
     const finalizers = (await getObject(stack, 'namespace', namespace))?.metadata.finalizers;
     expect(finalizers).to.include('metacontroller.io/decoratorcontroller-kubecell-host-namespace');
   });
@@ -98,28 +103,36 @@ describe('e2e: host-namespace baseline through Metacontroller', function () {
       '-p',
       JSON.stringify({ spec: { policyTypes: ['Egress'] } }),
     ]);
-    await eventually(stack, 'kubecell-deny-ingress restored', async () => {
-      const policy = await getObject(stack, 'networkpolicy', 'kubecell-deny-ingress', namespace);
-      return JSON.stringify(policy?.spec) === JSON.stringify(before?.spec)
-        ? { value: true }
-        : { notYet: JSON.stringify(policy?.spec) };
-    });
+    await poll(
+      'kubecell-deny-ingress restored',
+      async () => {
+        const policy = await getObject(stack, 'networkpolicy', 'kubecell-deny-ingress', namespace);
+        return JSON.stringify(policy?.spec) === JSON.stringify(before?.spec)
+          ? { value: true }
+          : { notYet: JSON.stringify(policy?.spec) };
+      },
+      watching(stack),
+    );
   });
 
   it('removing the label removes the policies, the labels KubeCell set and the finalizer', async function () {
     await kubectl(stack, ['label', 'namespace', namespace, 'kubecell.io/host-namespace-']);
-    await eventually(stack, `${namespace} released`, async () => {
-      const object = await getObject(stack, 'namespace', namespace);
-      const names = await policyNames();
-      const psa = Object.keys(object?.metadata.labels ?? {}).filter((key) =>
-        key.startsWith('pod-security.kubernetes.io/'),
-      );
-      const finalizers = object?.metadata.finalizers ?? [];
-      return names.length === 0 && psa.length === 0 && finalizers.length === 0
-        ? { value: true }
-        : {
-            notYet: `policies ${names.join()}, labels ${psa.join()}, finalizers ${finalizers.join()}`,
-          };
-    });
+    await poll(
+      `${namespace} released`,
+      async () => {
+        const object = await getObject(stack, 'namespace', namespace);
+        const names = await policyNames();
+        const psa = Object.keys(object?.metadata.labels ?? {}).filter((key) =>
+          key.startsWith('pod-security.kubernetes.io/'),
+        );
+        const finalizers = object?.metadata.finalizers ?? [];
+        return names.length === 0 && psa.length === 0 && finalizers.length === 0
+          ? { value: true }
+          : {
+              notYet: `policies ${names.join()}, labels ${psa.join()}, finalizers ${finalizers.join()}`,
+            };
+      },
+      watching(stack),
+    );
   });
 });

@@ -31,14 +31,15 @@ import {
   virtualNodeClass,
   type ReadyCell,
 } from './cell-fixtures.js';
+import { poll } from '../../../harness/poll.js';
 import {
   apply,
   describeStatus,
-  eventually,
   eventuallyGone,
   eventuallyPhase,
   kubectl,
   uniqueName,
+  watching,
 } from './support.js';
 
 /** About a minute of changes, one round every 10 s (as often as Kubernetes' node leases). */
@@ -92,12 +93,16 @@ describe('e2e: an idle VirtualCluster is not synced for changes it does not depe
       await eventuallyPhase(stack, VC, vc.name, vc.namespace, 'Ready', 180_000);
     }
     const live = cell;
-    await eventually(stack, `Cell ${live.name} counting the 3 VirtualClusters`, async () => {
-      const current = await getCell(stack, live.name);
-      return current?.status?.['resolvedBy'] === 3
-        ? { value: true }
-        : { notYet: `resolvedBy ${String(current?.status?.['resolvedBy'])}` };
-    });
+    await poll(
+      `Cell ${live.name} counting the 3 VirtualClusters`,
+      async () => {
+        const current = await getCell(stack, live.name);
+        return current?.status?.['resolvedBy'] === 3
+          ? { value: true }
+          : { notYet: `resolvedBy ${String(current?.status?.['resolvedBy'])}` };
+      },
+      watching(stack),
+    );
     // Steady state: the rules each VirtualCluster gives once resolved (its Cell's liveness record,
     // not the Cell), not the ones Metacontroller cached before it resolved.
     await stack.restartMetacontroller();
@@ -106,8 +111,7 @@ describe('e2e: an idle VirtualCluster is not synced for changes it does not depe
     // was not Ready yet.
     let previous = '';
     let stableSince = Date.now();
-    await eventually(
-      stack,
+    await poll(
       'the Cell and its VirtualClusters to settle',
       async () => {
         const current = await getCell(stack, live.name);
@@ -124,7 +128,7 @@ describe('e2e: an idle VirtualCluster is not synced for changes it does not depe
           ? { value: true }
           : { notYet: `last change ${Date.now() - stableSince} ms ago: ${state}` };
       },
-      180_000,
+      watching(stack, 180_000),
     );
   });
 

@@ -12,7 +12,8 @@ import { startSimulation, type Simulation } from '../../../harness/simulate/inde
 import { startKubeCellStack, type KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import { repoRoot } from '../../../harness/cluster/paths.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from '../shared-cluster.js';
-import { eventually, hookCalls, kubectl, listObjects, type HookCalls } from './support.js';
+import { poll } from '../../../harness/poll.js';
+import { hookCalls, kubectl, listObjects, watching, type HookCalls } from './support.js';
 
 /** The quiet window; long against the shortest timer (a Cell's lease watch, at least 60 s apart). */
 const WINDOW_SECONDS = 90;
@@ -56,8 +57,7 @@ describe('e2e: an idle cluster is quiet', function () {
       clusterAPIStandInCrds: true,
     });
     await kubectl(stack, ['apply', '-f', path.join(repoRoot, 'samples')]);
-    await eventually(
-      stack,
+    await poll(
       'every sample Cell and VirtualCluster Ready, every GPUCellPool Ready',
       async () => {
         const cells = await listObjects(stack, 'cells');
@@ -78,7 +78,7 @@ describe('e2e: an idle cluster is quiet', function () {
         ];
         return notReady.length === 0 ? { value: true } : { notYet: notReady.join('; ') };
       },
-      180_000,
+      watching(stack, 180_000),
     );
     // Nothing outside KubeCell changes from here on.
     await simulation.stop();

@@ -28,15 +28,16 @@ import {
   startRenewing,
   type CellWorld,
 } from './cell-fixtures.js';
+import { poll } from '../../../harness/poll.js';
 import {
   apply,
   conditionOf,
   describeStatus,
-  eventually,
   eventuallyPhase,
   getObject,
   kubectl,
   uniqueName,
+  watching,
   type ObjectWithStatus,
 } from './support.js';
 
@@ -98,8 +99,7 @@ function eventuallyDecided(
   namespace: string,
   generation = 1,
 ): Promise<ObjectWithStatus> {
-  return eventually<ObjectWithStatus>(
-    stack,
+  return poll<ObjectWithStatus>(
     `plan ${namespace}/${name} decided (generation ${generation})`,
     async () => {
       const plan = await getObject(stack, PLANS, name, namespace);
@@ -108,6 +108,7 @@ function eventuallyDecided(
         ? { value: plan }
         : { notYet: `decision ${status.decision ?? '(none)'}; ${describeStatus(plan)}` };
     },
+    watching(stack),
   );
 }
 
@@ -320,12 +321,16 @@ describe('e2e: VirtualClusterPlan through Metacontroller', function () {
       classManifest(lateClass, { 'requests.cpu': '2', [`requests.${GPU}`]: '1' }),
       'e2e-platform',
     );
-    const concluded = await eventually(stack, 'plan no-class concluded', async () => {
-      const plan = await getObject(stack, PLANS, 'no-class', tenant);
-      return planStatus(plan).decision === 'Accepted'
-        ? { value: plan as ObjectWithStatus }
-        : { notYet: describeStatus(plan) };
-    });
+    const concluded = await poll(
+      'plan no-class concluded',
+      async () => {
+        const plan = await getObject(stack, PLANS, 'no-class', tenant);
+        return planStatus(plan).decision === 'Accepted'
+          ? { value: plan as ObjectWithStatus }
+          : { notYet: describeStatus(plan) };
+      },
+      watching(stack),
+    );
     expect(planStatus(concluded).observedGeneration).to.equal(1);
     expect(findCheck(concluded, 'ClassFound')).to.include({ result: 'Pass' });
     expect(findCheck(concluded, 'Capacity', GPU)).to.include({ result: 'Pass', required: '1' });
@@ -477,12 +482,16 @@ describe('e2e: VirtualClusterPlan expiry, and a Cell not Ready (own stack, KUBEC
       TTL_SECONDS,
     );
 
-    const expired = await eventually(live, 'plan fits Expired', async () => {
-      const plan = await getObject(live, PLANS, 'fits', tenant);
-      return conditionOf(plan, 'Expired')?.status === 'True'
-        ? { value: plan as ObjectWithStatus }
-        : { notYet: describeStatus(plan) };
-    });
+    const expired = await poll(
+      'plan fits Expired',
+      async () => {
+        const plan = await getObject(live, PLANS, 'fits', tenant);
+        return conditionOf(plan, 'Expired')?.status === 'True'
+          ? { value: plan as ObjectWithStatus }
+          : { notYet: describeStatus(plan) };
+      },
+      watching(live),
+    );
     const status = planStatus(expired);
     // The decision and the checks stand; Expired turned True at expiresAt, exactly.
     expect(status).to.include({ decision: 'Accepted', observedGeneration: 1 });
@@ -517,12 +526,16 @@ describe('e2e: VirtualClusterPlan expiry, and a Cell not Ready (own stack, KUBEC
       ['ClassFound', '', 'Unknown', 'ClassNotFound'],
       ['NamespaceAvailable', '', 'Pass', 'NamespaceAvailable'],
     ]);
-    const expired = await eventually(live, `plan ${name} Expired`, async () => {
-      const plan = await getObject(live, PLANS, name, tenant);
-      return conditionOf(plan, 'Expired')?.status === 'True'
-        ? { value: plan as ObjectWithStatus }
-        : { notYet: describeStatus(plan) };
-    });
+    const expired = await poll(
+      `plan ${name} Expired`,
+      async () => {
+        const plan = await getObject(live, PLANS, name, tenant);
+        return conditionOf(plan, 'Expired')?.status === 'True'
+          ? { value: plan as ObjectWithStatus }
+          : { notYet: describeStatus(plan) };
+      },
+      watching(live),
+    );
     expect(planStatus(expired).decision).to.equal('Unknown');
     expect(conditionOf(expired, 'Expired')).to.include({ reason: 'Expired' });
     console.log(

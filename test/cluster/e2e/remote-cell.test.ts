@@ -40,15 +40,16 @@ import {
   startRemoteWorld,
   type RemoteWorld,
 } from './remote-fixtures.js';
+import { poll } from '../../../harness/poll.js';
 import {
   apply,
   conditionOf,
   describeStatus,
-  eventually,
   eventuallyGone,
   eventuallyPhase,
   getObject,
   kubectl,
+  watching,
   type ObjectWithStatus,
 } from './support.js';
 
@@ -110,13 +111,13 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
 
   it('a Cell bound to cell-remote delivers the cell agent; it turns Ready from the real lease and the agent’s report', async function () {
     await apply(world.stack, remoteCellManifest(cell, profile), 'e2e-platform');
-    const work = await eventually<ObjectWithStatus>(
-      world.stack,
+    const work = await poll<ObjectWithStatus>(
       `ManifestWork ${AGENT_WORK_NAME}`,
       async () => {
         const found = await getObject(world.stack, MANIFESTWORK, AGENT_WORK_NAME, MANAGED_CLUSTER);
         return found ? { value: found } : { notYet: 'absent' };
       },
+      watching(world.stack),
     );
     expect(work.metadata.ownerReferences?.[0]).to.include({
       kind: 'ManagedCluster',
@@ -165,11 +166,15 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
       metadata: { name: 'fits', namespace },
       spec: { cellRef: { name: cell }, classRef: { name: klass } },
     });
-    const plan = await eventually<ObjectWithStatus>(world.stack, 'the plan decided', async () => {
-      const found = await getObject(world.stack, PLANS, 'fits', namespace);
-      const decision = (found?.status as { decision?: string } | undefined)?.decision;
-      return decision && found ? { value: found } : { notYet: describeStatus(found) };
-    });
+    const plan = await poll<ObjectWithStatus>(
+      'the plan decided',
+      async () => {
+        const found = await getObject(world.stack, PLANS, 'fits', namespace);
+        const decision = (found?.status as { decision?: string } | undefined)?.decision;
+        return decision && found ? { value: found } : { notYet: describeStatus(found) };
+      },
+      watching(world.stack),
+    );
     const status = plan.status as { decision: string; checks?: unknown };
     expect(status.decision, JSON.stringify(status.checks)).to.equal('Accepted');
   });
@@ -351,23 +356,21 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
     } finally {
       await world.managed.startAgents();
     }
-    await eventually(
-      world.stack,
+    await poll(
       `the work ${work} gone once the agent is back`,
       async () =>
         (await getObject(world.stack, MANIFESTWORK, work, MANAGED_CLUSTER)) === undefined
           ? { value: true }
           : { notYet: 'still there' },
-      120_000,
+      watching(world.stack, 120_000),
     );
-    await eventually(
-      world.managedView,
+    await poll(
       `k3k Cluster ${lost} removed from the managed cluster`,
       async () =>
         (await getObject(world.managedView, K3K_CLUSTER, lost, namespace)) === undefined
           ? { value: true }
           : { notYet: 'still there' },
-      120_000,
+      watching(world.managedView, 120_000),
     );
   });
 });

@@ -29,7 +29,8 @@ import {
   type Simulation,
 } from '../../../harness/simulate/index.js';
 import { CELL_NAMESPACE, GPU } from './cell-fixtures.js';
-import { eventually, getObject, type ObjectWithStatus } from './support.js';
+import { poll } from '../../../harness/poll.js';
+import { getObject, watching, type ObjectWithStatus } from './support.js';
 
 export const MANAGED_CLUSTER = 'cell-remote';
 export const MANIFESTWORK = 'manifestworks.work.open-cluster-management.io';
@@ -112,8 +113,7 @@ export function remoteCellManifest(name: string, profile: string): unknown {
 
 /** The agent Deployment OCM's work agent applied on the managed cluster (waits for it). */
 export function deliveredAgentDeployment(world: RemoteWorld): Promise<ObjectWithStatus> {
-  return eventually<ObjectWithStatus>(
-    world.stack,
+  return poll<ObjectWithStatus>(
     `Deployment ${AGENT_NAMESPACE}/${AGENT_NAME} delivered to ${MANAGED_CLUSTER}`,
     async () => {
       const deployment = await getObject(
@@ -124,7 +124,7 @@ export function deliveredAgentDeployment(world: RemoteWorld): Promise<ObjectWith
       );
       return deployment ? { value: deployment } : { notYet: 'not applied yet' };
     },
-    120_000,
+    watching(world.stack, 120_000),
   );
 }
 

@@ -41,13 +41,14 @@ import {
   startRemoteWorld,
   type RemoteWorld,
 } from './remote-fixtures.js';
+import { poll } from '../../../harness/poll.js';
 import {
   apply,
   conditionOf,
   describeStatus,
-  eventually,
   eventuallyPhase,
   getObject,
+  watching,
 } from './support.js';
 
 const cell = 'gpu-rotation';
@@ -195,9 +196,8 @@ describe('e2e: sealed kubeconfigs of a remote Cell: origin and a rotation of the
     watched.push(LATE);
     // 3. The agent gets the new public key (the kubelet refreshes the mounted ConfigMap; here
     //    the agent is started again with it) and re-seals every kubeconfig for it.
-    // (eventually() is given the hub's stack: it checks that the current hook server runs.)
-    await eventually(
-      world.stack,
+    // (watching() is given the hub's stack: it checks that the current hook server runs.)
+    await poll(
       'the new public key delivered to cell-remote',
       async () => {
         const map = await getObject(
@@ -213,13 +213,12 @@ describe('e2e: sealed kubeconfigs of a remote Cell: origin and a rotation of the
           ? { value: true }
           : { notYet: 'the old key' };
       },
-      120_000,
+      watching(world.stack, 120_000),
     );
     await agent?.stop();
     agent = await runDeliveredAgent(world, FAST_AGENT);
     for (const vc of watched) {
-      await eventually(
-        world.stack,
+      await poll(
         `${vc.name} sealed for the new key and published as such`,
         async () => {
           const kid = (await envelopeOn(world, vc))['kid'];
@@ -229,7 +228,7 @@ describe('e2e: sealed kubeconfigs of a remote Cell: origin and a rotation of the
             ? { value: true }
             : { notYet: `kid ${String(kid)}; ${message}` };
         },
-        120_000,
+        watching(world.stack, 120_000),
       );
     }
     // 4. The rotation ends: the old key is dropped.

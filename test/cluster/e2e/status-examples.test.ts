@@ -32,16 +32,17 @@ import {
   writeConcepts,
   type Normalisation,
 } from './status-examples.js';
+import { poll } from '../../../harness/poll.js';
 import {
   apply,
   conditionOf,
   describeStatus,
-  eventually,
   eventuallyGone,
   eventuallyPhase,
   getObject,
   listObjects,
   uniqueName,
+  watching,
   type ObjectWithStatus,
 } from './support.js';
 
@@ -178,8 +179,7 @@ async function buildWorld(stack: KubeCellStack, simulation: Simulation, world: W
   );
   await simulation.syncCells();
   await eventuallyPhase(stack, CELLS, world.cell, CELL_NAMESPACE, 'Ready', 120_000);
-  await eventually(
-    stack,
+  await poll(
     `Cell ${world.cell} with no pending demand`,
     async () => {
       const cell = await getObject(stack, CELLS, world.cell, CELL_NAMESPACE);
@@ -187,20 +187,23 @@ async function buildWorld(stack: KubeCellStack, simulation: Simulation, world: W
         ? { value: true }
         : { notYet: JSON.stringify(statusOf(cell)['inventory']) };
     },
-    180_000,
+    watching(stack, 180_000),
   );
 
   await apply(stack, sample('41-virtualclusterplan-full.yaml', 'VirtualClusterPlan', world));
-  const plan = await eventually(stack, `plan ${world.planNamespace}/${PLAN} decided`, async () => {
-    const found = await getObject(stack, PLANS, PLAN, world.planNamespace);
-    return statusOf(found)['decision'] ? { value: found! } : { notYet: describeStatus(found) };
-  });
+  const plan = await poll(
+    `plan ${world.planNamespace}/${PLAN} decided`,
+    async () => {
+      const found = await getObject(stack, PLANS, PLAN, world.planNamespace);
+      return statusOf(found)['decision'] ? { value: found! } : { notYet: describeStatus(found) };
+    },
+    watching(stack),
+  );
   expect(statusOf(plan)['decision'], JSON.stringify(statusOf(plan)['checks'])).to.equal('Accepted');
 
   await apply(stack, sample('51-virtualcluster-full.yaml', 'VirtualCluster', world));
   await eventuallyPhase(stack, VCS, VIRTUAL_CLUSTER, world.namespace, 'Ready', 120_000);
-  await eventually(
-    stack,
+  await poll(
     `Cell ${world.cell} counting ${world.namespace}/${VIRTUAL_CLUSTER}`,
     async () => {
       const cell = await getObject(stack, CELLS, world.cell, CELL_NAMESPACE);
@@ -210,7 +213,7 @@ async function buildWorld(stack: KubeCellStack, simulation: Simulation, world: W
         ? { value: true }
         : { notYet: describeStatus(cell) };
     },
-    120_000,
+    watching(stack, 120_000),
   );
 }
 
@@ -253,26 +256,30 @@ async function normalisationOf(stack: KubeCellStack, world: World): Promise<Norm
 async function capture(stack: KubeCellStack, world: World): Promise<Captured> {
   const n = await normalisationOf(stack, world);
   let previous: string | undefined;
-  return eventually<Captured>(stack, `a stable capture of ${world.namespace}`, async () => {
-    const [cell, plan, vc] = await Promise.all([
-      required(stack, CELLS, world.cell, CELL_NAMESPACE),
-      required(stack, PLANS, PLAN, world.planNamespace),
-      required(stack, VCS, VIRTUAL_CLUSTER, world.namespace),
-    ]);
-    const vcStatus = normaliseStatus(statusOf(vc), n) as Json;
-    const captured: Captured = {
-      cell: normaliseStatus(statusOf(cell), n),
-      virtualclusterplan: normaliseStatus(statusOf(plan), n),
-      'virtualcluster-resolved': { resolved: vcStatus['resolved'] },
-      virtualcluster: vcStatus,
-    };
-    const text = EXAMPLES.map((name) => canonicalYaml(captured[name])).join('---\n');
-    const stable = text === previous;
-    previous = text;
-    if (stable) return { value: captured };
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    return { notYet: 'the statuses changed between two reads' };
-  });
+  return poll<Captured>(
+    `a stable capture of ${world.namespace}`,
+    async () => {
+      const [cell, plan, vc] = await Promise.all([
+        required(stack, CELLS, world.cell, CELL_NAMESPACE),
+        required(stack, PLANS, PLAN, world.planNamespace),
+        required(stack, VCS, VIRTUAL_CLUSTER, world.namespace),
+      ]);
+      const vcStatus = normaliseStatus(statusOf(vc), n) as Json;
+      const captured: Captured = {
+        cell: normaliseStatus(statusOf(cell), n),
+        virtualclusterplan: normaliseStatus(statusOf(plan), n),
+        'virtualcluster-resolved': { resolved: vcStatus['resolved'] },
+        virtualcluster: vcStatus,
+      };
+      const text = EXAMPLES.map((name) => canonicalYaml(captured[name])).join('---\n');
+      const stable = text === previous;
+      previous = text;
+      if (stable) return { value: captured };
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      return { notYet: 'the statuses changed between two reads' };
+    },
+    watching(stack),
+  );
 }
 
 describe('e2e: the status examples of docs/concepts.md', function () {

@@ -3,7 +3,8 @@
 // here writes a KubeCell object's status or calls a hook: Metacontroller does that.
 import { readFileSync } from 'node:fs';
 import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
-import { logTail } from '../../../harness/cluster/processes.js';
+import { logTail, whileRunning } from '../../../harness/cluster/processes.js';
+import { poll, type PollOptions, type PollOutcome } from '../../../harness/poll.js';
 
 export interface Condition {
   type: string;
@@ -113,41 +114,32 @@ export function describeStatus(object: ObjectWithStatus | undefined): string {
 }
 
 /**
- * Polls until `check` returns a value (not undefined); on timeout the error carries the last
- * reason `check` gave and the end of the hook server's and Metacontroller's logs.
+ * Poll options (harness/poll.ts) for a wait on what KubeCell does in `stack`: every 300 ms, given
+ * up at once when Metacontroller or the hook server exits, and on timeout the end of their logs:
+ * `poll(what, probe, watching(stack, 120_000))`.
  */
-export async function eventually<T>(
+export function watching(stack: KubeCellStack, timeoutMs = 60_000): PollOptions {
+  return {
+    timeoutMs,
+    intervalMs: 300,
+    abort: whileRunning(stack.metacontroller.process, stack.hookServer).abort,
+    context: () =>
+      `--- Metacontroller log (end):\n${metacontrollerErrors(stack)}\n` +
+      `--- hook server log (end):\n${logTail(stack.hookServer.logFile, 15)}`,
+  };
+}
+
+/**
+ * `poll(what, check, watching(stack, timeoutMs))`, kept for the GPUCellPool scenarios
+ * (gpucellpool-*.ts) until they call poll themselves; new code calls poll.
+ */
+export function eventually<T>(
   stack: KubeCellStack,
   what: string,
-  check: () => Promise<{ value: T } | { notYet: string }>,
+  check: () => Promise<PollOutcome<T>>,
   timeoutMs = 60_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: string;
-  for (;;) {
-    for (const process of [stack.metacontroller.process, stack.hookServer]) {
-      const exit = process.exitStatus();
-      if (exit)
-        throw new Error(
-          `${process.name} exited while waiting for ${what}:\n${logTail(process.logFile)}`,
-        );
-    }
-    try {
-      const outcome = await check();
-      if ('value' in outcome) return outcome.value;
-      last = outcome.notYet;
-    } catch (error) {
-      last = error instanceof Error ? error.message : String(error);
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs / 1000} s waiting for ${what}; last: ${last}\n` +
-          `--- Metacontroller log (end):\n${metacontrollerErrors(stack)}\n` +
-          `--- hook server log (end):\n${logTail(stack.hookServer.logFile, 15)}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
+  return poll(what, check, watching(stack, timeoutMs));
 }
 
 /** Waits until the object's phase is `phase`; returns the object. */
@@ -159,8 +151,7 @@ export function eventuallyPhase(
   phase: string,
   timeoutMs = 60_000,
 ): Promise<ObjectWithStatus> {
-  return eventually<ObjectWithStatus>(
-    stack,
+  return poll<ObjectWithStatus>(
     `${resource} ${namespace ? `${namespace}/` : ''}${name} to be ${phase}`,
     async () => {
       const object = await getObject(stack, resource, name, namespace);
@@ -168,7 +159,7 @@ export function eventuallyPhase(
         ? { value: object }
         : { notYet: describeStatus(object) };
     },
-    timeoutMs,
+    watching(stack, timeoutMs),
   );
 }
 
@@ -180,8 +171,7 @@ export function eventuallyGone(
   namespace?: string,
   timeoutMs = 60_000,
 ): Promise<void> {
-  return eventually(
-    stack,
+  return poll(
     `${resource} ${namespace ? `${namespace}/` : ''}${name} to be deleted`,
     async () => {
       const object = await getObject(stack, resource, name, namespace);
@@ -191,7 +181,7 @@ export function eventuallyGone(
             notYet: `still there (finalizers ${JSON.stringify(object.metadata.finalizers ?? [])}, ${describeStatus(object)})`,
           };
     },
-    timeoutMs,
+    watching(stack, timeoutMs),
   );
 }
 

@@ -30,13 +30,14 @@ import {
   virtualNodeClass,
   type ReadyCell,
 } from './cell-fixtures.js';
+import { poll } from '../../../harness/poll.js';
 import {
   apply,
   describeStatus,
-  eventually,
   eventuallyGone,
   kubectl,
   uniqueName,
+  watching,
   type ObjectWithStatus,
 } from './support.js';
 
@@ -197,10 +198,13 @@ describe('e2e: tenant onboarding, a tenant bound to the built-in edit role', fun
       team,
     ]);
     // The aggregation controller fills edit within a moment of the roles' appearance.
-    await eventually(stack, "KubeCell's rules aggregated into the built-in edit role", async () =>
-      grants(await clusterRoleRules(stack, 'edit'), 'virtualclusters', 'create')
-        ? { value: true }
-        : { notYet: 'edit has no rule for virtualclusters.kubecell.io yet' },
+    await poll(
+      "KubeCell's rules aggregated into the built-in edit role",
+      async () =>
+        grants(await clusterRoleRules(stack, 'edit'), 'virtualclusters', 'create')
+          ? { value: true }
+          : { notYet: 'edit has no rule for virtualclusters.kubecell.io yet' },
+      watching(stack),
     );
   });
 
@@ -212,10 +216,14 @@ describe('e2e: tenant onboarding, a tenant bound to the built-in edit role', fun
       await stack.cluster.kubectl(['delete', PLANS, '--all', '-n', namespace, '--wait=false']);
     }
     for (const namespace of [team, other]) {
-      await eventually(stack, `no VirtualCluster left in ${namespace}`, async () => {
-        const left = await stack.cluster.kubectl(['get', VC, '-n', namespace, '-o', 'name']);
-        return left.stdout.trim() === '' ? { value: true } : { notYet: left.stdout.trim() };
-      });
+      await poll(
+        `no VirtualCluster left in ${namespace}`,
+        async () => {
+          const left = await stack.cluster.kubectl(['get', VC, '-n', namespace, '-o', 'name']);
+          return left.stdout.trim() === '' ? { value: true } : { notYet: left.stdout.trim() };
+        },
+        watching(stack),
+      );
     }
     await cell?.stop();
     await stack.cluster.kubectl(['delete', 'namespace', team, other, '--wait=false']);
@@ -290,14 +298,14 @@ describe('e2e: tenant onboarding, a tenant bound to the built-in edit role', fun
         spec: { cellRef: { name: cellName }, classRef: { name: klass } },
       }),
     );
-    const plan = await eventually<ObjectWithStatus>(
-      stack,
+    const plan = await poll<ObjectWithStatus>(
       `plan ${team}/${planName} decided`,
       async () => {
         const seen = await getAs(alice, PLANS, planName, team);
         const decision = (seen.status as { decision?: string } | undefined)?.decision;
         return decision ? { value: seen } : { notYet: describeStatus(seen) };
       },
+      watching(stack),
     );
     expect((plan.status as { decision?: string }).decision, describeStatus(plan)).to.equal(
       'Accepted',
@@ -310,14 +318,13 @@ describe('e2e: tenant onboarding, a tenant bound to the built-in edit role', fun
       ['create', '-f', '-'],
       JSON.stringify(virtualCluster(team, vcName, cellName, klass)),
     );
-    const vc = await eventually<ObjectWithStatus>(
-      stack,
+    const vc = await poll<ObjectWithStatus>(
       `VirtualCluster ${team}/${vcName} Ready (read by alice)`,
       async () => {
         const seen = await getAs(alice, VC, vcName, team);
         return seen.status?.phase === 'Ready' ? { value: seen } : { notYet: describeStatus(seen) };
       },
-      120_000,
+      watching(stack, 120_000),
     );
     const secretName = (vc.status?.['credential'] as { secretName?: string } | undefined)
       ?.secretName;

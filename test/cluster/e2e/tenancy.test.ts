@@ -30,16 +30,17 @@ import {
   VNCLASS,
   type ReadyCell,
 } from './cell-fixtures.js';
+import { poll } from '../../../harness/poll.js';
 import {
   apply,
   conditionOf,
   describeStatus,
-  eventually,
   eventuallyPhase,
   getObject,
   kubectl,
   listObjects,
   uniqueName,
+  watching,
   type ObjectWithStatus,
 } from './support.js';
 
@@ -123,12 +124,16 @@ async function refusedApply(stack: KubeCellStack, object: unknown): Promise<stri
 }
 
 function eventuallyDecided(stack: KubeCellStack, name: string, namespace: string) {
-  return eventually<ObjectWithStatus>(stack, `plan ${namespace}/${name} decided`, async () => {
-    const object = await getObject(stack, PLANS, name, namespace);
-    return object?.status?.['decision'] !== undefined
-      ? { value: object }
-      : { notYet: describeStatus(object) };
-  });
+  return poll<ObjectWithStatus>(
+    `plan ${namespace}/${name} decided`,
+    async () => {
+      const object = await getObject(stack, PLANS, name, namespace);
+      return object?.status?.['decision'] !== undefined
+        ? { value: object }
+        : { notYet: describeStatus(object) };
+    },
+    watching(stack),
+  );
 }
 
 describe('e2e: namespaceSelector of Cells and classes, with the admission webhook', function () {
@@ -158,12 +163,16 @@ describe('e2e: namespaceSelector of Cells and classes, with the admission webhoo
     for (const namespace of [allowed, plain, outsider]) {
       await stack.cluster.kubectl(['delete', VC, '--all', '-n', namespace, '--wait=false']);
     }
-    await eventually(stack, 'no VirtualCluster left', async () => {
-      const left = (await listObjects(stack, VC)).filter((vc) =>
-        [allowed, plain, outsider].includes(vc.metadata.namespace ?? ''),
-      );
-      return left.length === 0 ? { value: true } : { notYet: `${left.length} left` };
-    });
+    await poll(
+      'no VirtualCluster left',
+      async () => {
+        const left = (await listObjects(stack, VC)).filter((vc) =>
+          [allowed, plain, outsider].includes(vc.metadata.namespace ?? ''),
+        );
+        return left.length === 0 ? { value: true } : { notYet: `${left.length} left` };
+      },
+      watching(stack),
+    );
     await cell.stop();
     for (const namespace of [allowed, plain, outsider]) {
       await stack.cluster.kubectl(['delete', 'namespace', namespace, '--wait=false']);
@@ -230,8 +239,7 @@ describe('e2e: namespaceSelector of Cells and classes, with the admission webhoo
   });
 
   it("gives the namespaces the v2 baseline: 6443 open only on k3k's server pods, weaker Pod Security reported", async function () {
-    const policy = await eventually<ObjectWithStatus>(
-      stack,
+    const policy = await poll<ObjectWithStatus>(
       `kubecell-allow-api-server v2 in ${plain}`,
       async () => {
         const object = await getObject(stack, 'networkpolicy', 'kubecell-allow-api-server', plain);
@@ -239,6 +247,7 @@ describe('e2e: namespaceSelector of Cells and classes, with the admission webhoo
           ? { value: object }
           : { notYet: JSON.stringify(object?.metadata.labels) };
       },
+      watching(stack),
     );
     expect(policy.spec?.['podSelector']).to.deep.equal({
       matchLabels: { role: 'server' },
@@ -265,8 +274,7 @@ describe('e2e: namespaceSelector of Cells and classes, with the admission webhoo
       'pod-security.kubernetes.io/enforce=privileged',
       '--overwrite',
     ]);
-    const annotations = await eventually<Record<string, string>>(
-      stack,
+    const annotations = await poll<Record<string, string>>(
       `pod-security-weaker on ${plain}`,
       async () => {
         const object = await getObject(stack, 'namespace', plain);
@@ -275,6 +283,7 @@ describe('e2e: namespaceSelector of Cells and classes, with the admission webhoo
           ? { value: found }
           : { notYet: JSON.stringify(found) };
       },
+      watching(stack),
     );
     expect(annotations).to.include({
       'kubecell.io/baseline': 'v2',
@@ -317,12 +326,16 @@ describe('e2e: namespaceSelector without the admission webhook (feasibility eval
     const s = stack!;
     await apply(s, virtualCluster(plain, 'team', cell!.name, gold), 'e2e-tenant');
     await apply(s, plan(plain, 'gold-plan', cell!.name, gold), 'e2e-tenant');
-    const vc = await eventually<ObjectWithStatus>(s, `${plain}/team evaluated`, async () => {
-      const object = await getObject(s, VC, 'team', plain);
-      return checksOf(object, 'feasibilityChecks').length > 0
-        ? { value: object! }
-        : { notYet: describeStatus(object) };
-    });
+    const vc = await poll<ObjectWithStatus>(
+      `${plain}/team evaluated`,
+      async () => {
+        const object = await getObject(s, VC, 'team', plain);
+        return checksOf(object, 'feasibilityChecks').length > 0
+          ? { value: object! }
+          : { notYet: describeStatus(object) };
+      },
+      watching(s),
+    );
     expect(vc.status?.phase).to.equal('Pending');
     expect(vc.status?.['resolved']).to.equal(undefined);
     const failing = checksOf(vc, 'feasibilityChecks').filter((check) => check.result !== 'Pass');

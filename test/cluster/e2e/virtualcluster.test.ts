@@ -31,11 +31,11 @@ import {
   VNCLASS,
   type ReadyCell,
 } from './cell-fixtures.js';
+import { poll } from '../../../harness/poll.js';
 import {
   apply,
   conditionOf,
   describeStatus,
-  eventually,
   eventuallyGone,
   eventuallyPhase,
   getObject,
@@ -43,6 +43,7 @@ import {
   kubectl,
   listObjects,
   uniqueName,
+  watching,
   type ObjectWithStatus,
 } from './support.js';
 
@@ -110,13 +111,17 @@ async function deleteAndExpectEverythingGone(
   await kubectl(stack, ['delete', VC, name, '-n', namespace, '--wait=false']);
   await eventuallyGone(stack, VC, name, namespace);
   const goneAt = Date.now();
-  await eventually(stack, `every child of ${namespace}/${name} gone`, async () => {
-    const children = await readChildren(stack, namespace, name, uid);
-    const left = children
-      .filter((child) => child !== undefined)
-      .map((child) => `${child.kind} ${child.metadata.name}`);
-    return left.length === 0 ? { value: true } : { notYet: left.join(', ') };
-  });
+  await poll(
+    `every child of ${namespace}/${name} gone`,
+    async () => {
+      const children = await readChildren(stack, namespace, name, uid);
+      const left = children
+        .filter((child) => child !== undefined)
+        .map((child) => `${child.kind} ${child.metadata.name}`);
+      return left.length === 0 ? { value: true } : { notYet: left.join(', ') };
+    },
+    watching(stack),
+  );
   // What k3k made for the Cluster goes with it (owned by the Cluster: the garbage collector).
   // On a fresh control plane this waits for the garbage collector's first rediscovery (every
   // 30 s) of the CRDs installed after kube-controller-manager started.
@@ -182,10 +187,14 @@ describe('e2e: VirtualCluster through Metacontroller', function () {
     this.timeout(240_000);
     if (!cell) return;
     await stack.cluster.kubectl(['delete', VC, '--all', '-n', namespace, '--wait=false']);
-    await eventually(stack, `no VirtualCluster left in ${namespace}`, async () => {
-      const left = await listObjects(stack, VC, { namespace });
-      return left.length === 0 ? { value: true } : { notYet: `${left.length} left` };
-    });
+    await poll(
+      `no VirtualCluster left in ${namespace}`,
+      async () => {
+        const left = await listObjects(stack, VC, { namespace });
+        return left.length === 0 ? { value: true } : { notYet: `${left.length} left` };
+      },
+      watching(stack),
+    );
     await cell.stop();
     await stack.cluster.kubectl(['delete', 'namespace', namespace, '--wait=false']);
     await stack.cluster.kubectl(['delete', VNCLASS, klass, '--wait=false']);
@@ -327,10 +336,14 @@ describe('e2e: VirtualCluster through Metacontroller', function () {
     });
     // Ready means the quota controller put it in force.
     expect((quota?.status?.['hard'] as Record<string, string>)[`requests.${GPU}`]).to.equal('2');
-    await eventually(stack, `the default ServiceAccount of ${namespace}`, async () => {
-      const account = await getObject(stack, 'serviceaccount', 'default', namespace);
-      return account ? { value: true } : { notYet: 'absent' };
-    });
+    await poll(
+      `the default ServiceAccount of ${namespace}`,
+      async () => {
+        const account = await getObject(stack, 'serviceaccount', 'default', namespace);
+        return account ? { value: true } : { notYet: 'absent' };
+      },
+      watching(stack),
+    );
     const pod = (podName: string, resources?: Record<string, unknown>) =>
       JSON.stringify({
         apiVersion: 'v1',
@@ -373,12 +386,16 @@ describe('e2e: VirtualCluster through Metacontroller', function () {
       '-p',
       JSON.stringify({ spec: { hard: { [`requests.${GPU}`]: '10', pods: '500' } } }),
     ]);
-    await eventually(stack, `${quotaName} put back`, async () => {
-      const quota = await getObject(stack, 'resourcequota', quotaName, namespace);
-      return JSON.stringify(quota?.spec) === JSON.stringify(before?.spec)
-        ? { value: true }
-        : { notYet: JSON.stringify(quota?.spec) };
-    });
+    await poll(
+      `${quotaName} put back`,
+      async () => {
+        const quota = await getObject(stack, 'resourcequota', quotaName, namespace);
+        return JSON.stringify(quota?.spec) === JSON.stringify(before?.spec)
+          ? { value: true }
+          : { notYet: JSON.stringify(quota?.spec) };
+      },
+      watching(stack),
+    );
   });
 
   it('editing the Cell and the class afterwards changes no child: status.resolved is what counts', async function () {
@@ -431,14 +448,18 @@ describe('e2e: VirtualCluster through Metacontroller', function () {
     // the VirtualCluster and the hook server answers a sync of it after that. (A lease renewal
     // is no proof any more: the Cell reads OCM's judgement of the lease, so a renewal changes
     // nothing a VirtualCluster sees.)
-    await eventually(stack, `Cell ${cell.name} to observe the edit`, async () => {
-      const current = await getObject(stack, CELL, cell.name, CELL_NAMESPACE);
-      const generation = (current?.metadata as { generation?: number } | undefined)?.generation;
-      const observed = current?.status?.['observedGeneration'];
-      return generation !== undefined && observed === generation
-        ? { value: true }
-        : { notYet: `observedGeneration ${String(observed)} of ${String(generation)}` };
-    });
+    await poll(
+      `Cell ${cell.name} to observe the edit`,
+      async () => {
+        const current = await getObject(stack, CELL, cell.name, CELL_NAMESPACE);
+        const generation = (current?.metadata as { generation?: number } | undefined)?.generation;
+        const observed = current?.status?.['observedGeneration'];
+        return generation !== undefined && observed === generation
+          ? { value: true }
+          : { notYet: `observedGeneration ${String(observed)} of ${String(generation)}` };
+      },
+      watching(stack),
+    );
     const parent = { name, namespace };
     const callsBefore = hookCallsFor(stack, 'virtualcluster', 'sync', parent);
     await kubectl(stack, [
@@ -516,8 +537,7 @@ describe('e2e: VirtualCluster through Metacontroller', function () {
       ]);
       await kubectl(stack, ['delete', VC, vcName, '-n', ns, '--wait=false']);
       // The cleanup cannot converge: the VirtualCluster waits, naming the Cluster.
-      const stuck = await eventually<ObjectWithStatus>(
-        stack,
+      const stuck = await poll<ObjectWithStatus>(
         `${ns}/${vcName} waiting for the k3k Cluster`,
         async () => {
           const current = await getObject(stack, VC, vcName, ns);
@@ -529,6 +549,7 @@ describe('e2e: VirtualCluster through Metacontroller', function () {
             ? { value: current! }
             : { notYet: `${describeStatus(current)}; cleanup ${JSON.stringify(cleanup)}` };
         },
+        watching(stack),
       );
       expect(stuck.metadata.finalizers).to.include(
         'metacontroller.io/compositecontroller-kubecell-virtualcluster',
