@@ -10,17 +10,17 @@
  *   VirtualCluster in the namespace (NamespaceOccupied), or, once resolved, another Cell under
  *   the resolved name (CellReplaced) or the Cell's ManagedCluster replaced
  *   (ManagedClusterReplaced).
- * - the resolved Cell's liveness (status.ts `assessCell`, the CellLive condition);
+ * - the resolved Cell's liveness (cell-liveness.ts `assessCell`, the CellLive condition);
  * - the placement of the children, chosen once (placement.ts): applied on the hub
  *   (local-placement.ts) or carried by the VirtualCluster's ManifestWork on a `delivery:
- *   ManifestWork` Cell (work-placement.ts); each knows what Ready waits for among them.
+ *   ManifestWork` Cell (work-placement.ts), and the state there of what Ready waits for.
  */
 import type { Condition, ResolvedPlacement, VirtualCluster } from '../generated/types/index.js';
 import type { FeasibilityResult } from '../feasibility/evaluate.js';
 import { findCondition } from '../status/conditions.js';
 import type { VirtualClusterConfig } from './config.js';
 import { localPlacement } from './local-placement.js';
-import type { PriorStatus, VirtualClusterObservation } from './observe.js';
+import type { VirtualClusterObservation } from './observe.js';
 import type { Placement } from './placement.js';
 import { REASONS, STICKY_FAILURES } from './reasons.js';
 import { olderNeighbours, resolvePlacement, type Resolution, type Unresolved } from './resolve.js';
@@ -44,17 +44,17 @@ export interface Assessment {
   evaluation?: FeasibilityResult;
   failure?: Failure;
   cell: CellLiveness;
-  /** Where the children go, and what Ready waits for among them. */
+  /** Where the children go, and the state there of what Ready waits for. */
   placement: Placement;
 }
 
 export function assessVirtualCluster(
   vc: VirtualCluster,
-  prior: PriorStatus,
   observation: VirtualClusterObservation,
   config: VirtualClusterConfig,
   now: Date,
 ): Assessment {
+  const { prior } = observation;
   const deleting = vc.metadata.deletionTimestamp !== undefined;
   const stored = prior.status.resolved;
   const sticky = stickyFailure(prior.status.phase, prior.conditions);
@@ -71,7 +71,7 @@ export function assessVirtualCluster(
     unresolved: unresolvedBecause(resolution, failure),
     failure: failure ?? cellFailure(resolved, cell),
     cell,
-    placement: placementOf(vc, resolved, observation, config),
+    placement: placementOf(vc, resolved, observation),
   };
 }
 
@@ -80,11 +80,10 @@ function placementOf(
   vc: VirtualCluster,
   resolved: ResolvedPlacement | undefined,
   observation: VirtualClusterObservation,
-  config: Pick<VirtualClusterConfig, 'sealingKeys'>,
 ): Placement {
   return resolved !== undefined && deliveredByWork(resolved)
-    ? workPlacement(vc, resolved, observation, config.sealingKeys)
-    : localPlacement(vc, resolved, observation);
+    ? workPlacement(vc, resolved, observation)
+    : localPlacement(resolved, observation);
 }
 
 /** A Failed phase recorded by an earlier sync that must stay (its reason is sticky). */

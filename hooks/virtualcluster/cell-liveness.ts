@@ -6,11 +6,7 @@
  * resolved, from the Cell's liveness record (hooks/api/cell-liveness-record.ts), which changes only
  * when the Cell's liveness does: the Cell is no longer related (customize.ts, decision D36).
  */
-import {
-  cellLivenessRecordName,
-  readCellLivenessRecord,
-  type CellLivenessRecord,
-} from '../api/cell-liveness-record.js';
+import { cellLivenessRecordName, type CellLivenessRecord } from '../api/cell-liveness-record.js';
 import type { ResolvedPlacement } from '../generated/types/index.js';
 import { findCondition, verdict } from '../status/conditions.js';
 import type { VirtualClusterObservation } from './observe.js';
@@ -44,8 +40,7 @@ export function assessCell(
   resolved: ResolvedPlacement | undefined,
 ): CellLiveness {
   const record = resolved === undefined ? undefined : observation.cellRecord;
-  const read =
-    record?.observed && record.configMap ? readCellLivenessRecord(record.configMap) : undefined;
+  const read = record?.observed ? record.read : undefined;
   if (resolved !== undefined && read !== undefined && !('invalid' in read)) {
     return fromRecord(cellName, read, resolved);
   }

@@ -15,7 +15,7 @@ import type { TypedObjectReference, VirtualCluster } from '../generated/types/in
 import { compareStrings } from '../json/compare.js';
 import { ANNOTATIONS } from '../kube/labels.js';
 import { workReference, type WorkRef } from './work-ref.js';
-import type { ObservedChildren } from './observe.js';
+import type { KubernetesObject } from '../metacontroller/protocol.js';
 
 /** Most entries `status.cleanup` may hold (its maxItems). */
 export const MAX_CLEANUP = 32;
@@ -38,12 +38,12 @@ export interface WorkCleanup {
 
 export function assessCleanup(
   vc: VirtualCluster,
-  children: ObservedChildren,
+  children: readonly KubernetesObject[],
   work?: WorkCleanup,
 ): Cleanup {
   const waitForWork = work !== undefined && (work.present || !work.observed);
   const remaining = remainingChildren(children, waitForWork ? [workReference(work.ref)] : []);
-  const left = children.all.length + (waitForWork ? 1 : 0);
+  const left = children.length + (waitForWork ? 1 : 0);
   const skip = vc.metadata.annotations?.[ANNOTATIONS.skipCleanup] === 'true';
   return {
     remaining,
@@ -61,11 +61,11 @@ function workNote(work: WorkCleanup): string {
 }
 
 /** The children that still exist, sorted by apiVersion, kind and name, at most MAX_CLEANUP. */
-export function remainingChildren(
-  children: ObservedChildren,
-  others: readonly TypedObjectReference[] = [],
+function remainingChildren(
+  children: readonly KubernetesObject[],
+  others: readonly TypedObjectReference[],
 ): TypedObjectReference[] {
-  return children.all
+  return children
     .map((obj) => ({ apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name }))
     .concat(others)
     .sort(

@@ -1,9 +1,9 @@
 /**
- * The published kubeconfig Secret of a VirtualCluster: k3k's kubeconfig (or, on a ManifestWork
- * Cell, the one fed back sealed and opened) read without quoting it, rewritten to the endpoint and
- * the allowlist (kubeconfig.ts), and the plan for the Secret a sync returns: rendered, kept as
- * published, or none (and why). Also whether an observed Secret already points at the endpoint,
- * which Ready waits for.
+ * The published kubeconfig Secret of a VirtualCluster: a Secret's `kubeconfig.yaml` read without
+ * quoting it (observe reads k3k's, the published one's and, on a ManifestWork Cell, the one fed
+ * back sealed and opened), and the plan for the Secret a sync returns (render): k3k's kubeconfig
+ * rewritten to the endpoint and the allowlist (kubeconfig.ts), kept as published, or none (and
+ * why).
  */
 import { keptChild } from '../metacontroller/kept-child.js';
 import type { ResolvedPlacement } from '../generated/types/index.js';
@@ -12,13 +12,12 @@ import { KUBECONFIG_KEY } from './constants.js';
 import {
   canonicalKubeconfig,
   endpointUrl,
-  kubeconfigServers,
   rewriteKubeconfigServer,
   type KubeconfigRefusal,
 } from './kubeconfig.js';
 import { MAX_KUBECONFIG_BYTES } from './kubeconfig-policy.js';
 import type { ChildNames } from './names.js';
-import type { ObservedChildren, SecretObject } from './observe.js';
+import type { KubeconfigSecret, SecretObject } from './observe-children.js';
 
 /** What a Secret's `kubeconfig.yaml` holds, read without quoting it. */
 export type SecretKubeconfig =
@@ -27,12 +26,16 @@ export type SecretKubeconfig =
 /** Base64 characters of the largest kubeconfig accepted. */
 const MAX_ENCODED_LENGTH = 4 * Math.ceil(MAX_KUBECONFIG_BYTES / 3);
 
-/**
- * Decodes a Secret's `kubeconfig.yaml`. A value longer than the base64 of 64 KiB is refused
- * before it is decoded.
- */
+/** Decodes a Secret's `kubeconfig.yaml`. */
 export function readSecretKubeconfig(secret: SecretObject | undefined): SecretKubeconfig {
-  const encoded = secret?.data?.[KUBECONFIG_KEY];
+  return readKubeconfigData(secret?.data?.[KUBECONFIG_KEY]);
+}
+
+/**
+ * Decodes the base64 value of a Secret's `kubeconfig.yaml`. A value longer than the base64 of
+ * 64 KiB is refused before it is decoded.
+ */
+export function readKubeconfigData(encoded: string | undefined): SecretKubeconfig {
   const unreadable: SecretKubeconfig = {
     ok: false,
     refusal: 'invalid',
@@ -85,20 +88,19 @@ export function planSecret(
   resolved: ResolvedPlacement,
   labels: Record<string, string>,
   port: number | undefined,
-  k3kKubeconfig: SecretObject | undefined,
-  observed: ObservedChildren,
+  source: SecretKubeconfig | undefined,
+  published: KubeconfigSecret | undefined,
 ): SecretPlan {
   const keep = (why: SecretPlanWhy, problem?: string): SecretPlan => {
     const detail = problem === undefined ? {} : { problem };
-    if (observed.secret === undefined) return { kind: 'none', why, ...detail };
-    const kept = republished(observed.secret);
+    if (published === undefined) return { kind: 'none', why, ...detail };
+    const kept = republished(published);
     return kept.ok
       ? { kind: 'keep', secret: kept.secret, why, ...detail }
       : { kind: 'none', why, ...detail, withdrawn: kept.problem };
   };
   if (port === undefined) return keep('noPort');
-  if (k3kKubeconfig === undefined) return keep('k3kMissing');
-  const source = readSecretKubeconfig(k3kKubeconfig);
+  if (source === undefined) return keep('k3kMissing');
   const rewritten = source.ok
     ? rewriteKubeconfigServer(source.text, endpointUrl(resolved.endpointAddress, port))
     : source;
@@ -124,19 +126,12 @@ export function planSecret(
  * what would not be published today (unreadable, too large, a character or field refused).
  */
 function republished(
-  secret: SecretObject,
+  published: KubeconfigSecret,
 ): { ok: true; secret: KubernetesObject } | { ok: false; problem: string } {
-  const read = readSecretKubeconfig(secret);
+  const read = published.kubeconfig;
   const written = read.ok ? canonicalKubeconfig(read.text) : read;
   if (!written.ok) return written;
-  const kept = keptChild(secret) as KubernetesObject & { data?: Record<string, string> };
+  const kept = keptChild(published.object) as KubernetesObject & { data?: Record<string, string> };
   kept.data = { [KUBECONFIG_KEY]: Buffer.from(written.text, 'utf8').toString('base64') };
   return { ok: true, secret: kept };
-}
-
-/** Whether an observed Secret holds a kubeconfig whose every server is `url`. */
-export function secretPointsAt(secret: SecretObject | undefined, url: string): boolean {
-  const text = secretKubeconfig(secret);
-  const servers = text === undefined ? undefined : kubeconfigServers(text);
-  return servers !== undefined && servers.every((server) => server === url);
 }

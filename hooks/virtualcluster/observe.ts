@@ -1,12 +1,24 @@
 /**
- * What Metacontroller delivered for one VirtualCluster, sorted into the inputs of a sync.
+ * What Metacontroller delivered for one VirtualCluster, sorted into the inputs of a sync and
+ * narrowed to types once, here: the later phases read these types and check nothing again.
+ *
+ * The validation layer checked the parent (its spec and status against the schema), the Cell,
+ * class and neighbours (each against its kind's schema), and the fields read of every other
+ * object (hooks/controllers/request-validation.ts). What comes from outside that check is read
+ * here, once: the children's NodePort, quota and published kubeconfig (observe-children.ts),
+ * k3k's kubeconfig Secret, the Cell's liveness record, and what the VirtualCluster's
+ * ManifestWorks feed back (work-feedback.ts, the sealed kubeconfig opened).
  *
  * A list is `undefined` when its group is missing from `related` altogether: the source was
  * not observed, which is not the same as observed and empty (hooks/cell/observe.ts does the
- * same). Children are found by the names the controller gives them. `priorStatus` reads what
- * the previous sync wrote.
+ * same). `prior` is what the previous sync wrote.
  */
-import { cellLivenessRecordName, type ConfigMapObject } from '../api/cell-liveness-record.js';
+import {
+  cellLivenessRecordName,
+  readCellLivenessRecord,
+  type CellLivenessRecord,
+  type ConfigMapObject,
+} from '../api/cell-liveness-record.js';
 import type {
   Cell,
   Condition,
@@ -16,7 +28,6 @@ import type {
   VirtualNodeClass,
 } from '../generated/types/index.js';
 import { TYPE_KEYS, type Namespace } from '../kube/objects.js';
-import { isPort } from '../kube/addresses.js';
 import {
   childKey,
   findObject,
@@ -24,69 +35,32 @@ import {
   type KubernetesObject,
   type ObjectMap,
 } from '../metacontroller/protocol.js';
-import { API_PORT_NAME } from './constants.js';
-import type { VirtualClusterConfig } from './config.js';
-import { virtualClusterWorkName } from '../remote/contract.js';
-import type { WorkCleanup } from './cleanup.js';
+import { sealedKubeconfigConfigMapName, virtualClusterWorkName } from '../remote/contract.js';
 import { MANIFEST_WORK_TYPE_KEY, type ObservedManifestWork } from '../remote/manifest-work.js';
-import { findWork, snapshotWorkRef } from './work-ref.js';
+import type { WorkCleanup } from './cleanup.js';
+import type { VirtualClusterConfig } from './config.js';
 import { childNames, k3kKubeconfigSecretName, type ChildNames } from './names.js';
+import {
+  allChildren,
+  kubeconfigSecret,
+  observeChildren,
+  type KubeconfigSecret,
+  type ObservedChildren,
+  type SecretObject,
+} from './observe-children.js';
+import { readWorkFeedback, type FedBackObjects, type WorkFeedback } from './work-feedback.js';
+import { refOf, sameWork, snapshotWorkRef } from './work-ref.js';
 
-/** Outer keys of the children map, in the order children are rendered and reported. */
-export const CHILD_TYPES = {
-  cluster: TYPE_KEYS.k3kCluster,
-  resourceQuota: TYPE_KEYS.resourceQuota,
-  limitRange: TYPE_KEYS.limitRange,
-  service: TYPE_KEYS.service,
-  secret: TYPE_KEYS.secret,
-} as const;
-export type ChildRole = keyof typeof CHILD_TYPES;
-
-// The observed objects below have the shape the validation layer checked
-// (hooks/controllers/observed-object.ts): the fields read have their Kubernetes types, or are
-// `null` where Go leaves a value out.
-
-/** A condition of an observed object. */
-export interface ObservedCondition {
-  type?: string | null;
-  status?: string | null;
-  reason?: string | null;
-  message?: string | null;
-}
-
-export interface K3kCluster extends KubernetesObject {
-  status?: { phase?: string | null; conditions?: ObservedCondition[] | null } | null;
-}
-
-/** Its `status.hard` and `status.used` are not among the fields checked: read them as unknown. */
-export interface ResourceQuota extends KubernetesObject {
-  status?: { hard?: unknown; used?: unknown } | null;
-}
-
-export interface ServiceObject extends KubernetesObject {
-  spec?: {
-    ports?: { name?: string | null; nodePort?: number | null }[] | null;
-  } | null;
-}
-
-export interface SecretObject extends KubernetesObject {
-  type?: string | null;
-  data?: Record<string, string> | null;
-}
-
-export interface ObservedChildren {
-  cluster?: K3kCluster;
-  resourceQuota?: ResourceQuota;
-  limitRange?: KubernetesObject;
-  service?: ServiceObject;
-  /** The NodePort the apiserver allocated to the API Service, when it is a port number. */
-  nodePort?: number;
-  secret?: SecretObject;
-  /** Every observed child, whatever its name, sorted by type then key. */
-  all: KubernetesObject[];
+/** The status the previous sync wrote (valid: the validation layer checked it). */
+export interface PriorStatus {
+  /** `.status` as received, or `{}` when there is none yet. */
+  status: VirtualClusterStatus;
+  /** Its conditions, if any. */
+  conditions: Condition[] | undefined;
 }
 
 export interface VirtualClusterObservation {
+  prior: PriorStatus;
   cellName: string;
   className: string;
   namespace: string;
@@ -95,22 +69,24 @@ export interface VirtualClusterObservation {
   cellObserved: boolean;
   cell?: Cell;
   /**
-   * The liveness record of the resolved Cell (a ConfigMap), when ConfigMaps were observed; what a
-   * resolved VirtualCluster reads instead of the Cell (customize.ts).
+   * The liveness record of the resolved Cell (a ConfigMap) read, when ConfigMaps were observed;
+   * what a resolved VirtualCluster reads instead of the Cell (customize.ts).
    */
-  cellRecord?: { observed: false } | { observed: true; configMap?: ConfigMapObject };
+  cellRecord?:
+    { observed: false } | { observed: true; read?: CellLivenessRecord | { invalid: string } };
   virtualNodeClass?: VirtualNodeClass;
   /** The other VirtualClusters of this namespace; never this one. */
   virtualClusters?: VirtualCluster[];
   /** The VirtualCluster's own Namespace; undefined when not observed or absent. */
   hostNamespace?: Namespace;
-  /** k3k's admin kubeconfig Secret `k3k-<name>-kubeconfig`, when it exists. */
-  k3kKubeconfig?: SecretObject;
+  /** k3k's admin kubeconfig Secret `k3k-<name>-kubeconfig` and its kubeconfig, when it exists. */
+  k3kKubeconfig?: KubeconfigSecret;
   /**
-   * The ManifestWorks named `kubecell-vc-<uid>`, in any namespace (work-ref.ts picks the one
-   * of the resolved ManagedCluster); undefined when ManifestWorks were not observed.
+   * What the ManifestWorks named `kubecell-vc-<uid>` feed back, in any namespace (work-ref.ts
+   * picks the one of the resolved ManagedCluster); undefined when ManifestWorks were not
+   * observed.
    */
-  works?: ObservedManifestWork[];
+  works?: WorkFeedback[];
   children: ObservedChildren;
 }
 
@@ -118,9 +94,10 @@ export function observeVirtualCluster(
   vc: VirtualCluster,
   related: ObjectMap,
   children: ObjectMap,
-  config: Pick<VirtualClusterConfig, 'cellNamespace'>,
+  config: Pick<VirtualClusterConfig, 'cellNamespace' | 'sealingKeys'>,
 ): VirtualClusterObservation {
   const refs: ObservedRefs = {
+    prior: priorStatus(vc),
     cellName: vc.spec.cellRef.name,
     className: vc.spec.classRef.name,
     namespace: vc.metadata.namespace ?? '',
@@ -128,7 +105,7 @@ export function observeVirtualCluster(
   };
   return {
     ...refs,
-    ...observeRelated(vc, related, refs, config.cellNamespace),
+    ...observeRelated(vc, related, refs, config),
     children: observeChildren(children, refs.names, refs.namespace),
   };
 }
@@ -136,19 +113,20 @@ export function observeVirtualCluster(
 /** What the spec, name and namespace name: the Cell, the class, the host namespace, children. */
 type ObservedRefs = Pick<
   VirtualClusterObservation,
-  'cellName' | 'className' | 'namespace' | 'names'
+  'prior' | 'cellName' | 'className' | 'namespace' | 'names'
 >;
 
 /** The related objects this VirtualCluster depends on, each only when observed. */
 function observeRelated(
   vc: VirtualCluster,
   related: ObjectMap,
-  { cellName, className, namespace }: ObservedRefs,
-  cellNamespace: string,
+  refs: ObservedRefs,
+  config: Pick<VirtualClusterConfig, 'cellNamespace' | 'sealingKeys'>,
 ): Omit<VirtualClusterObservation, keyof ObservedRefs | 'children'> {
+  const { cellName, className, namespace } = refs;
   const cells = kubeCellObjects<Cell>(related, TYPE_KEYS.cell);
   const cell = cells?.find(
-    (c) => c.metadata.name === cellName && c.metadata.namespace === cellNamespace,
+    (c) => c.metadata.name === cellName && c.metadata.namespace === config.cellNamespace,
   );
   const virtualNodeClass = kubeCellObjects<VirtualNodeClass>(
     related,
@@ -164,15 +142,17 @@ function observeRelated(
     k3kKubeconfigSecretName(vc.metadata.name),
     namespace,
   );
-  const works = observeWorks(vc, related);
+  const works = observeWorks(vc, related)?.map((work) =>
+    readWorkFeedback(vc, work, fedBackObjects(vc, refs), config.sealingKeys),
+  );
   return {
-    cellRecord: observeCellRecord(vc, related, cellNamespace),
+    cellRecord: observeCellRecord(vc, related, config.cellNamespace),
     cellObserved: cells !== undefined,
     ...(cell ? { cell } : {}),
     ...(virtualNodeClass ? { virtualNodeClass } : {}),
     ...(virtualClusters ? { virtualClusters } : {}),
     ...(hostNamespace ? { hostNamespace } : {}),
-    ...(k3kKubeconfig ? { k3kKubeconfig } : {}),
+    ...(k3kKubeconfig ? { k3kKubeconfig: kubeconfigSecret(k3kKubeconfig) } : {}),
     ...(works ? { works } : {}),
   };
 }
@@ -192,28 +172,52 @@ function observeCellRecord(
     cellLivenessRecordName(name),
     cellNamespace,
   );
-  return { observed: true, ...(configMap ? { configMap } : {}) };
+  return { observed: true, ...(configMap ? { read: readCellLivenessRecord(configMap) } : {}) };
+}
+
+/**
+ * Where a work names the VirtualCluster's objects: in the host namespace of its snapshot, the one
+ * stored or, before one is, the one a resolution writes (the VirtualCluster's own namespace).
+ */
+function fedBackObjects(vc: VirtualCluster, refs: ObservedRefs): FedBackObjects {
+  return {
+    namespace: refs.prior.status.resolved?.hostNamespace ?? refs.namespace,
+    names: refs.names,
+    sealedConfigMap: sealedKubeconfigConfigMapName(vc.metadata.name),
+  };
 }
 
 /**
  * The ManifestWorks named after this VirtualCluster's UID, in any namespace; undefined when the
  * request has no ManifestWork group (not observed). Finalize reads them too: no spec field.
  */
-export function observeWorks(
-  vc: VirtualCluster,
-  related: ObjectMap,
-): ObservedManifestWork[] | undefined {
+function observeWorks(vc: VirtualCluster, related: ObjectMap): ObservedManifestWork[] | undefined {
   const name = virtualClusterWorkName(vc.metadata.uid ?? '');
   return observedGroup<ObservedManifestWork>(related, MANIFEST_WORK_TYPE_KEY)?.filter(
     (work) => work.metadata.name === name,
   );
 }
 
-/**
- * On a ManifestWork Cell (by the stored snapshot), whether the VirtualCluster's ManifestWork is
- * still there: what finalize waits for beside the children.
- */
-export function observeOwnWork(
+/** What finalize reads (no spec field): the prior status, the children, the work. */
+export interface DeletionObservation {
+  prior: PriorStatus;
+  /** Every observed child, whatever its name. */
+  children: KubernetesObject[];
+  /** On a ManifestWork Cell (by the stored snapshot), whether its ManifestWork is still there. */
+  work?: WorkCleanup;
+}
+
+export function observeDeletion(
+  vc: VirtualCluster,
+  related: ObjectMap,
+  children: ObjectMap,
+): DeletionObservation {
+  const prior = priorStatus(vc);
+  const work = observeOwnWork(vc, prior.status.resolved, related);
+  return { prior, children: allChildren(children), ...(work ? { work } : {}) };
+}
+
+function observeOwnWork(
   vc: VirtualCluster,
   stored: ResolvedPlacement | undefined,
   related: ObjectMap,
@@ -221,7 +225,8 @@ export function observeOwnWork(
   const ref = snapshotWorkRef(stored, vc.metadata.uid);
   if (ref === undefined) return undefined;
   const works = observeWorks(vc, related);
-  return { ref, observed: works !== undefined, present: findWork(works, ref) !== undefined };
+  const present = works?.some((work) => sameWork(refOf(work), ref)) ?? false;
+  return { ref, observed: works !== undefined, present };
 }
 
 /** The other VirtualClusters of this namespace (customize.ts relates no others). */
@@ -249,57 +254,7 @@ function kubeCellObjects<T extends KubernetesObject>(
   );
 }
 
-/**
- * The children alone, from the VirtualCluster's name, UID and namespace (no spec field): what
- * finalize needs.
- */
-export function observeOwnChildren(vc: VirtualCluster, children: ObjectMap): ObservedChildren {
-  const names = childNames(vc.metadata.name, vc.metadata.uid);
-  return observeChildren(children, names, vc.metadata.namespace ?? '');
-}
-
-/** The children by role (found by the names the controller gives them), and all of them. */
-function observeChildren(
-  children: ObjectMap,
-  names: ChildNames,
-  namespace: string,
-): ObservedChildren {
-  const all: KubernetesObject[] = [];
-  for (const type of Object.keys(children).sort()) {
-    all.push(...(observedGroup<KubernetesObject>(children, type) ?? []));
-  }
-  const child = <T extends KubernetesObject>(role: ChildRole, name: string): T | undefined =>
-    findObject<T>(children, CHILD_TYPES[role], name, namespace);
-  const service = child<ServiceObject>('service', names.service);
-  const nodePort = allocatedNodePort(service);
-  return {
-    cluster: child<K3kCluster>('cluster', names.cluster),
-    resourceQuota: child<ResourceQuota>('resourceQuota', names.resourceQuota),
-    limitRange: child('limitRange', names.limitRange),
-    service,
-    ...(nodePort === undefined ? {} : { nodePort }),
-    secret: child<SecretObject>('secret', names.secret),
-    all,
-  };
-}
-
-/** The NodePort the apiserver allocated to the API Service, if any. */
-function allocatedNodePort(service: ServiceObject | undefined): number | undefined {
-  const ports = service?.spec?.ports ?? [];
-  const port = ports.find((p) => p.name === API_PORT_NAME) ?? ports[0];
-  const nodePort = port?.nodePort;
-  return isPort(nodePort) ? nodePort : undefined;
-}
-
-/** The status the previous sync wrote (valid: the validation layer checked it). */
-export interface PriorStatus {
-  /** `.status` as received, or `{}` when there is none yet. */
-  status: VirtualClusterStatus;
-  /** Its conditions, if any. */
-  conditions: Condition[] | undefined;
-}
-
-export function priorStatus(vc: VirtualCluster): PriorStatus {
+function priorStatus(vc: VirtualCluster): PriorStatus {
   const status: VirtualClusterStatus = vc.status ?? {};
   return { status, conditions: status.conditions };
 }

@@ -1,22 +1,22 @@
 /**
- * Where a VirtualCluster's children go, behind one small interface that assess chooses once
- * (assess.ts `placementOf`), so that no later phase asks again which kind of Cell it is:
+ * Where a VirtualCluster's children go, chosen once in assess (assess.ts `placementOf`), and
+ * what is known of them there; the later phases read it and ask nothing again:
  *
- * - local-placement.ts: Metacontroller applies the children on the hub (a `Local` Cell, and any
+ * - on the hub (local-placement.ts): Metacontroller applies the children (a `Local` Cell, and any
  *   VirtualCluster not resolved yet, whose observed children are kept as they are);
- * - work-placement.ts: kubecell-delivery carries them in the VirtualCluster's ManifestWork to
- *   the Cell's managed cluster, and the hub learns of them only through the work's status.
+ * - through the work (work-placement.ts): kubecell-delivery carries them in the VirtualCluster's
+ *   ManifestWork to the Cell's managed cluster, the hub renders the kubeconfig Secret alone and
+ *   learns of the rest only through the work's status.
  *
- * Each answers what a sync needs of it: the state of what Ready waits for (`children`), the
- * children the sync returns (`render`, the render phase) and the conditions on them
- * (`conditions`, the status phase, given what `render` returned).
+ * Render renders the children a placement puts on the hub (render.ts); status words the
+ * conditions on them where they are (child-conditions.ts, work-conditions.ts).
  */
 import type { ResolvedPlacement } from '../generated/types/index.js';
 import { endpointUrl } from './kubeconfig.js';
-import { secretPointsAt } from './kubeconfig-secret.js';
-import type { SecretObject } from './observe.js';
-import type { Verdict } from './status.js';
-import type { Rendering } from './render.js';
+import type { SecretKubeconfig } from './kubeconfig-secret.js';
+import type { PublishedSecret } from './observe-children.js';
+import type { FedBackKubeconfig, WorkFeedback } from './work-feedback.js';
+import type { WorkRef } from './work-ref.js';
 
 /** The state of the children that Ready waits for. */
 export interface ChildrenState {
@@ -30,6 +30,40 @@ export interface ChildrenState {
   quotaInPlace: boolean;
 }
 
+interface Placed {
+  children: ChildrenState;
+  /**
+   * k3k's admin kubeconfig, read, that the kubeconfig Secret is published from: its Secret on the
+   * hub, or as the work fed it back sealed, opened; undefined while there is none.
+   */
+  source?: SecretKubeconfig;
+}
+
+export interface HubPlacement extends Placed {
+  where: 'hub';
+}
+
+export interface WorkPlacement extends Placed {
+  where: 'work';
+  work: WorkState;
+}
+
+export type Placement = HubPlacement | WorkPlacement;
+
+/** The VirtualCluster's ManifestWork, as its placement reads it. */
+export interface WorkState {
+  /** The work's namespace (the ManagedCluster's) and name (`kubecell-vc-<uid>`). */
+  ref: WorkRef;
+  /** ManifestWorks were in the request (customize relates them); false: not observed. */
+  observed: boolean;
+  /** What the work feeds back; undefined while it does not exist. */
+  feedback?: WorkFeedback;
+  /** The ConfigMap (in the host namespace on the managed cluster) whose `data.sealed` is fed back. */
+  sealedConfigMap: string;
+  /** The kubeconfig fed back sealed (absent while the work is). */
+  kubeconfig: FedBackKubeconfig;
+}
+
 /**
  * The state of the children, wherever they are: the NodePort (known only once resolved), the
  * endpoint URL built from it, whether the published Secret points at that URL, and whether the
@@ -38,29 +72,12 @@ export interface ChildrenState {
 export function childrenAt(
   resolved: ResolvedPlacement | undefined,
   port: number | undefined,
-  secret: SecretObject | undefined,
+  secret: PublishedSecret | undefined,
   quotaInPlace: boolean,
 ): ChildrenState {
   if (resolved === undefined || port === undefined) return { published: false, quotaInPlace };
   const url = endpointUrl(resolved.endpointAddress, port);
-  return { port, url, published: secretPointsAt(secret, url), quotaInPlace };
-}
-
-/** ChildrenApplied, K3kReady, KubeconfigPublished and what Ready waits for among them. */
-export interface ChildConditions {
-  applied: Verdict;
-  k3k: Verdict;
-  kubeconfig: Verdict;
-  /** What Ready still waits for, in words; empty when nothing. */
-  missing: string[];
-  /** Ready's message once nothing is missing, when it is not the local one. */
-  readyMessage?: string;
-}
-
-export interface Placement<R extends Rendering = Rendering> {
-  readonly children: ChildrenState;
-  render(): R;
-  // A method, not a function-valued property: a placement that always renders (R narrower than
-  // Rendering) is still a Placement, and only ever gets back what its own render returned.
-  conditions(rendering: R): ChildConditions;
+  const servers = secret?.servers;
+  const published = servers !== undefined && servers.every((server) => server === url);
+  return { port, url, published, quotaInPlace };
 }

@@ -1,8 +1,10 @@
 /**
  * The children of a resolved VirtualCluster, rendered from `status.resolved` alone (and, for
- * the kubeconfig Secret, from k3k's observed kubeconfig and the observed NodePort). Nothing
- * here reads the Cell, the class or any other related object: once resolved, changing or
- * deleting those never changes a child.
+ * the kubeconfig Secret, from k3k's kubeconfig and the NodePort where its placement has them:
+ * observed on the hub, or fed back through its ManifestWork). Nothing here reads the Cell, the
+ * class or any other related object: once resolved, changing or deleting those never changes a
+ * child. A placement on the hub renders every child; one through the work the kubeconfig Secret
+ * alone (kubecell-delivery puts the others into the work, from `placedChildren`).
  *
  * All children live in the host namespace (`resolved.hostNamespace`, the VirtualCluster's own
  * namespace). Metacontroller adds its `controller-uid` label and the owner reference.
@@ -36,6 +38,7 @@ import {
 } from './constants.js';
 import { planSecret, type SecretPlan } from './kubeconfig-secret.js';
 import { childNames, type ChildNames } from './names.js';
+import type { Assessment } from './assess.js';
 import type { VirtualClusterObservation } from './observe.js';
 
 /**
@@ -52,8 +55,8 @@ export type RenderedChildren = Extract<Rendering, { rendered: true }>;
 
 export function renderVirtualCluster(
   vc: VirtualCluster,
-  resolved: ResolvedPlacement | undefined,
-  observation: VirtualClusterObservation,
+  { resolved, placement }: Pick<Assessment, 'resolved' | 'placement'>,
+  observation: Pick<VirtualClusterObservation, 'names' | 'children'>,
 ): Rendering {
   if (resolved === undefined) {
     return { rendered: false, children: observation.children.all.map(keptChild) };
@@ -64,18 +67,15 @@ export function renderVirtualCluster(
     names,
     resolved,
     labels,
-    observation.children.nodePort,
-    observation.k3kKubeconfig,
-    observation.children,
+    placement.children.port,
+    placement.source,
+    observation.children.secret,
   );
-  const placed = renderPlaced(names, resolved, labels);
+  const placed = placement.where === 'hub' ? renderPlaced(names, resolved, labels) : undefined;
   return {
     rendered: true,
     children: [
-      placed.cluster,
-      placed.quota,
-      placed.limitRange,
-      placed.service,
+      ...(placed ? [placed.cluster, placed.quota, placed.limitRange, placed.service] : []),
       ...(secret.kind === 'none' ? [] : [secret.secret]),
     ],
     secret,
@@ -118,7 +118,7 @@ function renderPlaced(
 }
 
 /** The labels of every child; a value that is not a valid label value is left out. */
-export function childLabels(
+function childLabels(
   vc: Pick<VirtualCluster, 'metadata'>,
   resolved: ResolvedPlacement,
 ): Record<string, string> {

@@ -2,20 +2,21 @@
  * The status of a VirtualCluster, built whole from what a sync established (sync.ts): the
  * placement recorded (`status.resolved`), the feasibility checks, the endpoint and credential once
  * the placement reports them, the host namespace's quota as the apiserver reports it, and the
- * conditions (status.ts, and the placement's own: placement.ts) with Ready last. Finalize's
- * status keeps what the last sync recorded and adds `status.cleanup`.
+ * conditions (status.ts; on the children, where the placement has them: child-conditions.ts on
+ * the hub, work-conditions.ts through the work) with Ready last. Finalize's status keeps what
+ * the last sync recorded and adds `status.cleanup`.
  */
-import type {
-  ResolvedPlacement,
-  ResourceList,
-  VirtualClusterStatus,
-} from '../generated/types/index.js';
-import { compareStrings } from '../json/compare.js';
-import { isJsonObject } from '../json/json.js';
+import type { ResolvedPlacement, VirtualClusterStatus } from '../generated/types/index.js';
 import { reconcileConditions } from '../status/conditions.js';
 import type { Assessment } from './assess.js';
+import {
+  hubChildConditions,
+  keptChildConditions,
+  type ChildConditions,
+} from './child-conditions.js';
 import type { Cleanup } from './cleanup.js';
-import type { PriorStatus, ResourceQuota, VirtualClusterObservation } from './observe.js';
+import type { PriorStatus, VirtualClusterObservation } from './observe.js';
+import type { ObservedQuota } from './observe-children.js';
 import type { Rendering } from './render.js';
 import {
   deletingConditions,
@@ -26,6 +27,7 @@ import {
   type Phase,
   type Verdict,
 } from './status.js';
+import { workChildConditions } from './work-conditions.js';
 
 /** The status a sync returns: the placement, the endpoint and credential, the conditions. */
 export function syncStatus(
@@ -33,7 +35,8 @@ export function syncStatus(
   outcome: SyncOutcome,
   now: Date,
 ): VirtualClusterStatus {
-  const { prior, observation, assessment } = outcome;
+  const { observation, assessment } = outcome;
+  const { prior } = observation;
   const { resolved } = assessment;
   const { children } = assessment.placement;
   const { phase, verdicts } = syncConditions(outcome);
@@ -41,22 +44,19 @@ export function syncStatus(
   return {
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     phase: phase.phase,
-    ...placementFields(assessment),
+    ...(resolved === undefined ? {} : { resolved }),
     ...(checks === undefined ? {} : { feasibilityChecks: checks }),
     ...(resolved !== undefined && children.port !== undefined
       ? { endpoint: { address: resolved.endpointAddress, port: children.port } }
       : {}),
     ...(children.published ? { credential: { secretName: observation.names.secret } } : {}),
-    ...(resolved === undefined
-      ? {}
-      : { host: hostStatus(resolved, observation.children.resourceQuota) }),
+    ...(resolved === undefined ? {} : { host: hostStatus(resolved, observation.children.quota) }),
     conditions: reconcileConditions(prior.conditions, verdicts, now, generation),
   };
 }
 
 /** What a sync established, from which its status is built. */
 export interface SyncOutcome {
-  prior: PriorStatus;
   observation: VirtualClusterObservation;
   assessment: Assessment;
   rendering: Rendering;
@@ -64,13 +64,17 @@ export interface SyncOutcome {
 
 /** Every condition of a sync in the order the status lists them, Ready last, and the phase. */
 function syncConditions(inputs: SyncOutcome): { phase: Phase; verdicts: Verdict[] } {
-  const { prior, assessment, rendering } = inputs;
+  const { observation, assessment } = inputs;
+  const feasible = feasibleCondition(
+    assessment.evaluation,
+    assessment.resolved,
+    observation.prior.conditions,
+  );
   const resolvedVerdict = resolvedCondition(assessment.resolved, assessment.unresolved);
-  const { applied, k3k, kubeconfig, missing, readyMessage } =
-    assessment.placement.conditions(rendering);
+  const { applied, k3k, kubeconfig, missing, readyMessage } = childConditions(inputs);
   const phase = phaseOf(assessment, resolvedVerdict, missing, readyMessage);
   const verdicts = [
-    feasibleCondition(assessment.evaluation, assessment.resolved, prior.conditions),
+    feasible,
     resolvedVerdict,
     applied,
     k3k,
@@ -81,30 +85,28 @@ function syncConditions(inputs: SyncOutcome): { phase: Phase; verdicts: Verdict[
   return { phase, verdicts };
 }
 
-/** `status.resolved`: the snapshot in use. */
-function placementFields(assessment: Assessment): Pick<VirtualClusterStatus, 'resolved'> {
-  return assessment.resolved === undefined ? {} : { resolved: assessment.resolved };
+/**
+ * The conditions on the children where the placement has them: kept as observed before
+ * resolution, on the hub, or in the work (a placement through the work is always resolved).
+ */
+function childConditions({ observation, assessment, rendering }: SyncOutcome): ChildConditions {
+  const { placement } = assessment;
+  if (!rendering.rendered) return keptChildConditions(placement.children, observation);
+  return placement.where === 'work'
+    ? workChildConditions(placement, rendering, observation)
+    : hubChildConditions(placement.children, rendering, observation);
 }
 
 /** `status.host`: the host namespace and the quota as the apiserver reports it. */
 function hostStatus(
   resolved: ResolvedPlacement,
-  quota: ResourceQuota | undefined,
+  quota: ObservedQuota | undefined,
 ): NonNullable<VirtualClusterStatus['host']> {
   return {
     namespace: resolved.hostNamespace,
-    ...(isJsonObject(quota?.status?.hard) ? { quotaHard: resourceList(quota.status.hard) } : {}),
-    ...(isJsonObject(quota?.status?.used) ? { quotaUsed: resourceList(quota.status.used) } : {}),
+    ...(quota?.hard === undefined ? {} : { quotaHard: quota.hard }),
+    ...(quota?.used === undefined ? {} : { quotaUsed: quota.used }),
   };
-}
-
-function resourceList(source: Record<string, unknown>): ResourceList {
-  const list: ResourceList = {};
-  for (const key of Object.keys(source).sort(compareStrings)) {
-    const value = source[key];
-    if (typeof value === 'string' || typeof value === 'number') list[key] = value;
-  }
-  return list;
 }
 
 /**

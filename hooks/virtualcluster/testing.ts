@@ -28,7 +28,7 @@ import { CELL_AGENT_KEY_ANNOTATION } from '../remote/contract.js';
 import { sealFor, type SealOrigin } from '../remote/sealing.js';
 import { agentPublicKeyText, generateAgentKey } from '../remote/sealing-keys.js';
 import { MANIFEST_WORK_TYPE_KEY } from '../remote/manifest-work.js';
-import { CHILD_TYPES, type SecretObject } from './observe.js';
+import { CHILD_TYPES, type SecretObject } from './observe-children.js';
 import { syncVirtualCluster } from './sync.js';
 import { createVirtualClusterHooks } from './hooks.js';
 import { validatedCompositeHooks } from '../controllers/request-validation.js';

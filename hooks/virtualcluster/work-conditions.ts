@@ -1,7 +1,8 @@
 /**
  * The ChildrenApplied, K3kReady and KubeconfigPublished conditions of a VirtualCluster on a
- * `delivery: ManifestWork` Cell, and what its Ready waits for, from its ManifestWork (work-feedback.ts).
- * The other conditions and the phase are the local ones (status.ts).
+ * `delivery: ManifestWork` Cell, and what its Ready waits for, from what its ManifestWork fed
+ * back (work-feedback.ts, read in observe; work-placement.ts). The other conditions and the phase
+ * are the local ones (status.ts).
  *
  * - ChildrenApplied: the work exists and OCM's work agent reports it `Applied`, and the
  *   kubeconfig Secret rendered on the hub exists.
@@ -15,21 +16,38 @@
 import { echo } from '../json/echo.js';
 import { SEALING_PREVIOUS_KEY_FILE_ENV } from '../remote/sealing-keys.js';
 import { verdict } from '../status/conditions.js';
-import type { ChildrenState } from './placement.js';
-import type { VirtualClusterObservation } from './observe.js';
-import { REASONS } from './reasons.js';
-import type { WorkState } from './work-feedback.js';
-import type { SecretPlan } from './kubeconfig-secret.js';
-import type { RenderedChildren } from './render.js';
 import {
   describeCondition,
   k3kReadyCondition,
-  missingChildren,
   listedChildren,
-  type Verdict,
-} from './status.js';
+  missingChildren,
+  type ChildConditions,
+} from './child-conditions.js';
+import type { SecretPlan } from './kubeconfig-secret.js';
+import type { VirtualClusterObservation } from './observe.js';
+import type { ChildrenState, WorkPlacement, WorkState } from './placement.js';
+import { REASONS } from './reasons.js';
+import type { RenderedChildren } from './render.js';
+import type { Verdict } from './status.js';
 
 type Words = [status: Verdict['status'], reason: string, message: string];
+
+type Observed = Pick<VirtualClusterObservation, 'names' | 'children'>;
+
+/** The conditions on the children in the work, and what Ready waits for among them. */
+export function workChildConditions(
+  placement: WorkPlacement,
+  rendering: RenderedChildren,
+  observation: Observed,
+): ChildConditions {
+  const { work, children } = placement;
+  const applied = workChildrenAppliedCondition(work, rendering, observation);
+  const k3k = workK3kReadyCondition(work);
+  const kubeconfig = workKubeconfigPublishedCondition(work, rendering, children, observation);
+  const verdicts = { applied, k3k, kubeconfig };
+  const missing = workMissingForReady(work, verdicts, children, observation.names.service);
+  return { ...verdicts, missing, readyMessage: workReadyMessage(work, children.url) };
+}
 
 /** Why the work is not known to be there; undefined when it is. */
 function workMissing(workState: WorkState): Words | undefined {
@@ -38,7 +56,7 @@ function workMissing(workState: WorkState): Words | undefined {
     const message = `ManifestWorks were not observed (no ManifestWork group in the request); ManifestWork ${name} in namespace ${namespace} is read on the next sync.`;
     return ['Unknown', REASONS.WorkNotObserved, message];
   }
-  if (workState.work === undefined) {
+  if (workState.feedback === undefined) {
     const message = `ManifestWork ${name} does not exist in namespace ${namespace} yet: the kubecell-delivery controller writes it for ManagedCluster ${namespace}.`;
     return ['False', REASONS.WorkNotFound, message];
   }
@@ -48,9 +66,10 @@ function workMissing(workState: WorkState): Words | undefined {
 /** Why the work is not there or not applied; undefined when OCM's work agent applied it. */
 function workProblem(workState: WorkState): Words | undefined {
   const missing = workMissing(workState);
-  if (missing !== undefined || workState.applied?.status === 'True') return missing;
+  const applied = workState.feedback?.applied;
+  if (missing !== undefined || applied?.status === 'True') return missing;
   const { namespace, name } = workState.ref;
-  const state = describeCondition('Applied', workState.applied, (text) => echo(text));
+  const state = describeCondition('Applied', applied, (text) => echo(text));
   return [
     'False',
     REASONS.WorkNotApplied,
@@ -58,10 +77,10 @@ function workProblem(workState: WorkState): Words | undefined {
   ];
 }
 
-export function workChildrenAppliedCondition(
+function workChildrenAppliedCondition(
   workState: WorkState,
   rendering: RenderedChildren,
-  observation: VirtualClusterObservation,
+  observation: Observed,
 ): Verdict {
   const problem = workProblem(workState);
   if (problem !== undefined) return verdict('ChildrenApplied', ...problem);
@@ -79,19 +98,20 @@ export function workChildrenAppliedCondition(
 
 /**
  * k3k's own word on its Cluster, fed back through the work, read exactly as a local Cluster's
- * (status.ts `k3kReadyCondition`): no Cluster while the work agent does not report it existing.
+ * (child-conditions.ts `k3kReadyCondition`): no Cluster while the work agent does not report it
+ * existing.
  */
-export function workK3kReadyCondition(workState: WorkState): Verdict {
+function workK3kReadyCondition(workState: WorkState): Verdict {
   const missing = workMissing(workState);
   if (missing !== undefined) return verdict('K3kReady', ...missing);
-  return k3kReadyCondition(workState.cluster, true);
+  return k3kReadyCondition(workState.feedback?.cluster);
 }
 
-export function workKubeconfigPublishedCondition(
+function workKubeconfigPublishedCondition(
   workState: WorkState,
   rendering: RenderedChildren,
   children: ChildrenState,
-  observation: VirtualClusterObservation,
+  observation: Observed,
 ): Verdict {
   const published = (words: Words) => verdict('KubeconfigPublished', ...words);
   const { names } = observation;
@@ -123,11 +143,7 @@ function rotationNote(workState: WorkState): string {
 }
 
 /** Why the kubeconfig is not published yet, once the NodePort is known. */
-function kubeconfigWords(
-  workState: WorkState,
-  plan: SecretPlan,
-  observation: VirtualClusterObservation,
-): Words {
+function kubeconfigWords(workState: WorkState, plan: SecretPlan, observation: Observed): Words {
   const { name } = workState.ref;
   const secret = observation.names.secret;
   const after = kept(plan, secret);
@@ -157,11 +173,7 @@ function kubeconfigWords(
 }
 
 /** The kubeconfig was opened: refused by the allowlist, or its Secret is on its way. */
-function unsealedWords(
-  workState: WorkState,
-  plan: SecretPlan,
-  observation: VirtualClusterObservation,
-): Words {
+function unsealedWords(workState: WorkState, plan: SecretPlan, observation: Observed): Words {
   const secret = observation.names.secret;
   const source = `k3k's kubeconfig fed back sealed through ConfigMap ${workState.sealedConfigMap}`;
   if (plan.kind !== 'render') {
@@ -189,7 +201,7 @@ function kept(plan: SecretPlan, secret: string): string {
 }
 
 /** What Ready still waits for on a ManifestWork Cell, in words; empty when nothing. */
-export function workMissingForReady(
+function workMissingForReady(
   workState: WorkState,
   conditions: { applied: Verdict; k3k: Verdict; kubeconfig: Verdict },
   children: ChildrenState,
@@ -214,7 +226,7 @@ export function workMissingForReady(
 }
 
 /** Ready's message on a ManifestWork Cell once nothing is missing. */
-export function workReadyMessage(workState: WorkState, url: string | undefined): string {
+function workReadyMessage(workState: WorkState, url: string | undefined): string {
   const { namespace, name } = workState.ref;
   return `ManifestWork ${name} is applied on ManagedCluster ${namespace}, k3k reports the Cluster ready, and its kubeconfig came back sealed and is published for ${url ?? ''}.`;
 }

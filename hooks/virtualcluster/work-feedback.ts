@@ -1,60 +1,56 @@
 /**
- * What a sync of a VirtualCluster on a `delivery: ManifestWork` Cell learns from its
- * ManifestWork (work-ref.ts): whether OCM's work agent applied it, k3k's status of the
- * Cluster (feedback `k3kPhase` and `k3kReady*`, Strings), the NodePort of the API Service
- * (feedback `nodePort`, Integer) and k3k's admin kubeconfig as the KubeCell cell agent sealed it
- * for this VirtualCluster's UID (feedback `sealedKubeconfig`, String, of the ConfigMap
- * `kubecell-<name>-sealed-kubeconfig`), opened with the hub's current or, during a rotation,
- * previous private sealing key (hooks/remote/sealing.ts) and accepted only when it names the
- * work's ManagedCluster and is signed with the key that cluster's agent published, which
- * kubecell-delivery records on the work (CELL_AGENT_KEY_ANNOTATION). The opened kubeconfig then
- * takes the local publish path (render.ts `planSecret`: allowlist, server rewritten to the
- * endpoint, kept once published).
+ * What the hub learns from each of a VirtualCluster's ManifestWorks (work-ref.ts), read once, in
+ * observe: whether OCM's work agent applied it, k3k's status of the Cluster (feedback `k3kPhase`
+ * and `k3kReady*`, Strings), the NodePort of the API Service (feedback `nodePort`, Integer) and
+ * k3k's admin kubeconfig as the KubeCell cell agent sealed it for this VirtualCluster's UID
+ * (feedback `sealedKubeconfig`, String, of the ConfigMap `kubecell-<name>-sealed-kubeconfig`),
+ * opened with the hub's current or, during a rotation, previous private sealing key
+ * (hooks/remote/sealing.ts) and accepted only when it names the work's ManagedCluster and is
+ * signed with the key that cluster's agent published, which kubecell-delivery records on the
+ * work (CELL_AGENT_KEY_ANNOTATION). The opened kubeconfig is read as a Secret's would be
+ * (kubeconfig-secret.ts), so that it takes the local publish path (`planSecret`: allowlist,
+ * server rewritten to the endpoint, kept once published).
  *
+ * A work's feedback is not among what the validation layer checks: every value is checked here.
  * Nothing read from the work is echoed but names, condition words, k3k's `Ready` reason and
  * message (bounded, as a local Cluster's are shown) and the sealing module's own problem (which
  * never holds key or secret material); the kubeconfig never is.
  */
-import type { ResolvedPlacement, VirtualCluster } from '../generated/types/index.js';
+import type { VirtualCluster } from '../generated/types/index.js';
 import { echo } from '../json/echo.js';
-import type { ObjectCondition } from '../kube/objects.js';
-import {
-  CELL_AGENT_KEY_ANNOTATION,
-  FEEDBACK,
-  sealedKubeconfigConfigMapName,
-} from '../remote/contract.js';
-import { SealingError, unseal, type ExpectedSeal } from '../remote/sealing.js';
-import { parseAgentPublicKey, type SealingKeys } from '../remote/sealing-keys.js';
 import { isJsonObject } from '../json/json.js';
 import { isPort } from '../kube/addresses.js';
-import { K3K_API_VERSION, KUBECONFIG_KEY } from './constants.js';
+import type { ObjectCondition } from '../kube/objects.js';
+import { CELL_AGENT_KEY_ANNOTATION, FEEDBACK } from '../remote/contract.js';
 import {
   configMapMeta,
   feedbackValue,
   manifestCondition,
-  type FeedbackValue,
   workCondition,
+  type FeedbackValue,
   type ObservedManifestWork,
+  type WorkCondition,
 } from '../remote/manifest-work.js';
-import { findWork, workRef, type WorkRef } from './work-ref.js';
-import type { K3kCluster, SecretObject, VirtualClusterObservation } from './observe.js';
-import { planSecret } from './kubeconfig-secret.js';
-import { childLabels, type RenderedChildren } from './render.js';
+import { SealingError, unseal, type ExpectedSeal } from '../remote/sealing.js';
+import { parseAgentPublicKey, type SealingKeys } from '../remote/sealing-keys.js';
+import { K3K_API_VERSION } from './constants.js';
+import { readKubeconfigData, type SecretKubeconfig } from './kubeconfig-secret.js';
+import type { ChildNames } from './names.js';
+import type { K3kCluster } from './observe-children.js';
+import { refOf, type WorkRef } from './work-ref.js';
 
 /** The kubeconfig fed back sealed: opened, not fed back yet, no key to open it, or unusable. */
 export type FedBackKubeconfig =
-  | { state: 'unsealed'; source: SecretObject; hubKey: 'current' | 'previous' }
+  | { state: 'unsealed'; kubeconfig: SecretKubeconfig; hubKey: 'current' | 'previous' }
   | { state: 'absent' }
   | { state: 'noKey' }
   | { state: 'invalid'; problem: string };
 
-export interface WorkState {
-  /** The work's namespace (the ManagedCluster's) and name (`kubecell-vc-<uid>`). */
+/** What one of the VirtualCluster's works reports. */
+export interface WorkFeedback {
+  /** The work's namespace (its ManagedCluster's) and name (`kubecell-vc-<uid>`). */
   ref: WorkRef;
-  /** ManifestWorks were in the request (customize relates them); false: not observed. */
-  observed: boolean;
-  work?: ObservedManifestWork;
-  applied?: ObjectCondition;
+  applied?: WorkCondition;
   /** The NodePort the managed cluster's apiserver allocated, as fed back. */
   port?: number;
   /**
@@ -62,8 +58,6 @@ export interface WorkState {
    * undefined while the work agent does not report it existing on the managed cluster.
    */
   cluster?: K3kCluster;
-  /** The ConfigMap (in the host namespace on the managed cluster) whose `data.sealed` is fed back. */
-  sealedConfigMap: string;
   kubeconfig: FedBackKubeconfig;
 }
 
@@ -74,36 +68,38 @@ export interface WorkState {
  */
 export const MAX_SEALED_CHARS = 256 * 1024;
 
-export function readWork(
+/** Where the VirtualCluster's objects are on the managed cluster, as the work names them. */
+export interface FedBackObjects {
+  /** The host namespace (`status.resolved.hostNamespace`). */
+  namespace: string;
+  names: ChildNames;
+  /** The ConfigMap whose `data.sealed` is fed back. */
+  sealedConfigMap: string;
+}
+
+/** What `work` reports of the VirtualCluster `vc`'s objects. */
+export function readWorkFeedback(
   vc: VirtualCluster,
-  resolved: ResolvedPlacement,
-  observation: Pick<VirtualClusterObservation, 'works' | 'names'>,
+  work: ObservedManifestWork,
+  objects: FedBackObjects,
   sealingKeys: SealingKeys | undefined,
-): WorkState {
-  const ref = workRef(resolved, vc.metadata.uid);
-  const work = findWork(observation.works, ref);
-  const sealedConfigMap = sealedKubeconfigConfigMapName(vc.metadata.name);
-  const base = { ref, observed: observation.works !== undefined, sealedConfigMap };
-  if (work === undefined) return { ...base, kubeconfig: { state: 'absent' } };
-  const namespace = resolved.hostNamespace;
-  const port = fedBackPort(work, namespace, observation.names.service);
+): WorkFeedback {
+  const { namespace, names, sealedConfigMap } = objects;
+  const ref = refOf(work);
+  const port = fedBackPort(work, namespace, names.service);
   const sealed = feedbackValue(
     work,
     configMapMeta(namespace, sealedConfigMap),
     FEEDBACK.sealedKubeconfig,
   );
   const applied = workCondition(work, 'Applied');
-  const cluster = fedBackCluster(work, namespace, observation.names.cluster);
+  const cluster = fedBackCluster(work, namespace, names.cluster);
   return {
-    ...base,
-    work,
+    ref,
     ...(applied === undefined ? {} : { applied }),
     ...(port === undefined ? {} : { port }),
     ...(cluster === undefined ? {} : { cluster }),
-    kubeconfig: openSealed(sealed, sealingKeys, sealedFor(vc, ref.namespace, work), {
-      configMap: sealedConfigMap,
-      namespace,
-    }),
+    kubeconfig: openSealed(sealed, sealingKeys, sealedFor(vc, ref.namespace, work)),
   };
 }
 
@@ -137,10 +133,11 @@ function fedBackPort(
 }
 
 /**
- * The k3k Cluster from its fed-back status, for K3kReady to read as a local one (status.ts
- * `k3kReadyCondition`). It exists only while the work agent reports the manifest `Available`
- * (the object is there): the agent keeps the last values of an object it can no longer read
- * (ocm v1.3.1 `pkg/work/spoke/controllers/statuscontroller/availablestatus_controller.go`).
+ * The k3k Cluster from its fed-back status, for K3kReady to read as a local one
+ * (child-conditions.ts `k3kReadyCondition`). It exists only while the work agent reports the
+ * manifest `Available` (the object is there): the agent keeps the last values of an object it
+ * can no longer read (ocm v1.3.1
+ * `pkg/work/spoke/controllers/statuscontroller/availablestatus_controller.go`).
  */
 function fedBackCluster(
   work: ObservedManifestWork,
@@ -187,7 +184,6 @@ function openSealed(
   value: FeedbackValue | undefined,
   keys: SealingKeys | undefined,
   expected: ExpectedSeal,
-  where: { configMap: string; namespace: string },
 ): FedBackKubeconfig {
   if (value === undefined) return { state: 'absent' };
   const sealed: unknown = value.type === 'String' && 'string' in value ? value.string : undefined;
@@ -207,48 +203,11 @@ function openSealed(
   if (keys === undefined) return { state: 'noKey' };
   try {
     const opened = unseal(keys, expected, sealed);
-    const source = openedSecret(opened.plaintext, where.configMap, where.namespace);
-    return { state: 'unsealed', source, hubKey: opened.hubKey };
+    // Read exactly as k3k's Secret would be: its data is the base64 of the kubeconfig.
+    const encoded = Buffer.from(opened.plaintext, 'utf8').toString('base64');
+    return { state: 'unsealed', kubeconfig: readKubeconfigData(encoded), hubKey: opened.hubKey };
   } catch (error) {
     const problem = error instanceof SealingError ? echo(error.message, 512) : 'cannot unseal it';
     return { state: 'invalid', problem };
   }
-}
-
-/**
- * The opened kubeconfig in the shape of k3k's Secret, so that it takes the local publish path
- * (render.ts `planSecret`) unchanged; named after the ConfigMap it came from.
- */
-function openedSecret(text: string, configMap: string, namespace: string): SecretObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: configMap, namespace },
-    type: 'Opaque',
-    data: { [KUBECONFIG_KEY]: Buffer.from(text, 'utf8').toString('base64') },
-  };
-}
-
-/**
- * The children a sync on a ManifestWork Cell returns: the kubeconfig Secret on the hub alone
- * (the kubecell-delivery controller puts the others into the ManifestWork), planned exactly as
- * the local one, from the fed-back NodePort and the opened kubeconfig.
- */
-export function renderWorkChildren(
-  vc: VirtualCluster,
-  resolved: ResolvedPlacement,
-  observation: Pick<VirtualClusterObservation, 'names' | 'children'>,
-  workState: WorkState,
-): RenderedChildren {
-  const source =
-    workState.kubeconfig.state === 'unsealed' ? workState.kubeconfig.source : undefined;
-  const secret = planSecret(
-    observation.names,
-    resolved,
-    childLabels(vc, resolved),
-    workState.port,
-    source,
-    observation.children,
-  );
-  return { rendered: true, children: secret.kind === 'none' ? [] : [secret.secret], secret };
 }

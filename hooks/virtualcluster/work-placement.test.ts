@@ -13,8 +13,8 @@ import type { CompositeSyncResponse, KubernetesObject } from '../metacontroller/
 import { loadVirtualClusterConfig } from './config.js';
 import { customizeVirtualCluster } from './customize.js';
 import { chooseEndpoint } from './resolve.js';
-import type { K3kCluster } from './observe.js';
-import { k3kReadyCondition } from './status.js';
+import type { K3kCluster } from './observe-children.js';
+import { k3kReadyCondition } from './child-conditions.js';
 import { finalizeVirtualCluster, syncVirtualCluster } from './sync.js';
 import {
   asObserved,
@@ -178,7 +178,7 @@ describe('VirtualCluster on a ManifestWork Cell', () => {
         manifestWork({ nodePort: 31234, sealed: sealedKubeconfig(), k3k }),
       ]);
       expect(conditions(response).K3kReady, JSON.stringify(k3k)).to.deep.equal([status, reason]);
-      const local = k3kReadyCondition(localCluster(k3k), true);
+      const local = k3kReadyCondition(localCluster(k3k));
       expect(condition(response, 'K3kReady'), JSON.stringify(k3k)).to.equal(local.message);
     }
     expect(

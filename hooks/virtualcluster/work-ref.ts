@@ -38,14 +38,14 @@ export function snapshotWorkRef(
   return resolved !== undefined && deliveredByWork(resolved) ? workRef(resolved, uid) : undefined;
 }
 
-/** The work at `ref` among the observed ones (customize relates it by name, any namespace). */
-export function findWork(
-  works: readonly ObservedManifestWork[] | undefined,
-  ref: WorkRef,
-): ObservedManifestWork | undefined {
-  return works?.find(
-    (work) => work.metadata.name === ref.name && work.metadata.namespace === ref.namespace,
-  );
+/** Where an observed work is. */
+export function refOf(work: ObservedManifestWork): WorkRef {
+  return { namespace: work.metadata.namespace ?? '', name: work.metadata.name };
+}
+
+/** Whether two refs name the same work. */
+export function sameWork(a: WorkRef, b: WorkRef): boolean {
+  return a.namespace === b.namespace && a.name === b.name;
 }
 
 /** `status.cleanup`'s entry for the work. */
