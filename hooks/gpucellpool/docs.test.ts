@@ -14,7 +14,14 @@ import {
   SPEC_DEFAULTS,
   TEMPLATE_VARIABLES,
 } from './constants.js';
-import { BOOTSTRAP_REASONS, READY_REASONS, SCALING_REASONS } from './reasons.js';
+import {
+  BOOTSTRAP_REASONS,
+  CELL_HEALTH_REASONS,
+  CELLS_HEALTHY_REASONS,
+  READY_REASONS,
+  REMEDIATION_REASONS,
+  SCALING_REASONS,
+} from './reasons.js';
 import { readJoinSecret } from './template.js';
 
 const read = (relative: string) =>
@@ -85,6 +92,46 @@ describe('docs/autoscaling.md and the constants', () => {
     for (const [name, value] of Object.entries(SETTINGS_DEFAULTS)) {
       expect(settings.find((row) => row[0] === `\`${name}\``)?.[1], name).to.equal(`\`${value}\``);
     }
+  });
+});
+
+describe('docs/autoscaling.md "Cell health" and the constants', () => {
+  const health = section(read('../../docs/autoscaling.md'), 'Cell health');
+
+  it('lists exactly the health reasons, of the cells and of both conditions', () => {
+    const reasons = rows(health)
+      .filter((row) => /healthReason|CellsHealthy|RemediationAllowed/.test(row[1] ?? ''))
+      .map((row) => /^`([^`]+)`$/.exec(row[0] ?? '')?.[1] ?? '');
+    expect(sorted(reasons)).to.deep.equal(
+      sorted([
+        ...Object.values(CELL_HEALTH_REASONS),
+        ...Object.values(CELLS_HEALTHY_REASONS),
+        ...Object.values(REMEDIATION_REASONS),
+      ]),
+    );
+  });
+
+  it('lists the default unhealthy conditions and the spec.health defaults as the code has them', () => {
+    const conditions = rows(health)
+      .filter((row) => row.length === 4 && /^`[A-Za-z]+`$/.test(row[0] ?? ''))
+      .flatMap((row) =>
+        [...(row[1] ?? '').matchAll(/`([A-Za-z]+)`/g)].map(
+          (status) => `${row[0]?.slice(1, -1)}=${status[1]} ${row[2]}`,
+        ),
+      );
+    expect(sorted(conditions)).to.deep.equal(
+      sorted(
+        DEFAULT_UNHEALTHY_CONDITIONS.map((c) => `${c.type}=${c.status} ${c.durationSeconds} s`),
+      ),
+    );
+    const value = (field: string) =>
+      rows(health).find((row) => row[0] === `\`spec.health.${field}\``)?.[1];
+    expect(value('nodeStartupTimeoutSeconds')).to.equal(
+      `\`${SPEC_DEFAULTS.nodeStartupTimeoutSeconds}\``,
+    );
+    expect(value('maxUnhealthy')).to.equal(`\`${SPEC_DEFAULTS.maxUnhealthy}\``);
+    expect(value('remediation')).to.equal(`\`${SPEC_DEFAULTS.remediation}\``);
+    expect(value('releaseTimeoutSeconds')).to.equal('unset');
   });
 });
 
