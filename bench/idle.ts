@@ -37,6 +37,12 @@
  *    (a steady-state cluster may sync no VirtualCluster at all in the window).
  */
 import { execFileSync } from 'node:child_process';
+import {
+  cellManifest,
+  hostNamespaceManifest,
+  virtualClusterManifest,
+  virtualNodeClassManifest,
+} from '../harness/manifests.js';
 import { startKubeCellStack, type KubeCellStack } from '../harness/cluster/kubecell-stack.js';
 import {
   KubeClient,
@@ -67,14 +73,7 @@ import type { IdleOptions, IdlePointResult, IdleResult, StoredSizes } from './id
 import { cellWritesOf, measureQuiet, restartForSteadyState, STEADY_STATE } from './idle-steady.js';
 import { REPO_ROOT } from './processes.js';
 import { kb } from './report.js';
-import {
-  cellObject,
-  classObject,
-  hostNamespaceObject,
-  untilCellReady,
-  virtualClusterObject,
-  type BenchWorldNames,
-} from './world.js';
+import { untilCellReady, type BenchWorldNames } from './world.js';
 
 /**
  * Metacontroller's client-go rate limit raised as the README recommends for more than a few
@@ -171,8 +170,11 @@ async function buildWorld(
   const { client, simulation, stack } = context;
   const log = (line: string) => options.log(`  ${line}`);
   const cellStart = Date.now();
-  await client.apply(cellObject(WORLD), USER_FIELD_MANAGER);
-  await client.apply(classObject(WORLD), USER_FIELD_MANAGER);
+  await client.apply(
+    cellManifest(WORLD.cell, { namespace: WORLD.cellNamespace, profile: WORLD.profile }),
+    USER_FIELD_MANAGER,
+  );
+  await client.apply(virtualNodeClassManifest(WORLD.klass, WORLD.entitlement), USER_FIELD_MANAGER);
   await simulation.syncCells();
   log(`${point.nodes} Nodes registered (${((Date.now() - cellStart) / 1000).toFixed(1)} s)`);
   await untilCellReady(client, WORLD, 15 * 60_000);
@@ -182,12 +184,15 @@ async function buildWorld(
   const vcStart = Date.now();
   const namespaces = Array.from({ length: point.virtualClusters }, (_, i) => namespaceName(i));
   for (const namespace of namespaces) {
-    await client.apply(hostNamespaceObject(namespace), USER_FIELD_MANAGER);
+    await client.apply(hostNamespaceManifest(namespace), USER_FIELD_MANAGER);
   }
   for (const namespace of namespaces) {
     await client.create(
       resourcePath({ apiVersion: 'kubecell.io/v1alpha1', resource: 'virtualclusters', namespace }),
-      virtualClusterObject(WORLD, namespace),
+      virtualClusterManifest(namespace, WORLD.virtualCluster, {
+        cell: WORLD.cell,
+        klass: WORLD.klass,
+      }),
       USER_FIELD_MANAGER,
     );
   }

@@ -28,6 +28,11 @@
  */
 import { statSync } from 'node:fs';
 import os from 'node:os';
+import {
+  cellManifest,
+  virtualClusterManifest,
+  virtualNodeClassManifest,
+} from '../harness/manifests.js';
 import { serviceAccountUserName } from '../harness/cluster/audit.js';
 import {
   METACONTROLLER_SERVICE_ACCOUNT,
@@ -49,13 +54,7 @@ import { type Sample, difference, sum, scrape } from './prometheus.js';
 import { adminConnection, Watch } from './watch.js';
 import { poll, sleep, type PollOutcome } from '../harness/poll.js';
 import { flagValues, throttling, type EffectiveFlags } from './metacontroller-log.js';
-import {
-  cellObject,
-  classObject,
-  untilCellReady,
-  virtualClusterObject,
-  type BenchWorldNames,
-} from './world.js';
+import { untilCellReady, type BenchWorldNames } from './world.js';
 
 export interface FlagSet {
   name: string;
@@ -399,7 +398,10 @@ async function runWave(
         resource: 'virtualclusters',
         namespace,
       }),
-      virtualClusterObject(WORLD, namespace),
+      virtualClusterManifest(namespace, WORLD.virtualCluster, {
+        cell: WORLD.cell,
+        klass: WORLD.klass,
+      }),
       USER_FIELD_MANAGER,
     );
     timeline.appliedAt = Date.now();
@@ -589,8 +591,14 @@ async function runFlagSet(
       2,
     );
     const cellStart = Date.now();
-    await client.apply(cellObject(WORLD), USER_FIELD_MANAGER);
-    await client.apply(classObject(WORLD), USER_FIELD_MANAGER);
+    await client.apply(
+      cellManifest(WORLD.cell, { namespace: WORLD.cellNamespace, profile: WORLD.profile }),
+      USER_FIELD_MANAGER,
+    );
+    await client.apply(
+      virtualNodeClassManifest(WORLD.klass, WORLD.entitlement),
+      USER_FIELD_MANAGER,
+    );
     await simulation.syncCells();
     await untilCellReady(client, WORLD, 5 * 60_000, 500);
     const cellReadySeconds = (Date.now() - cellStart) / 1000;

@@ -5,7 +5,7 @@
  * what is particular to a remote Cell: the `delivery` controller's syncs per ManagedCluster, the
  * ManifestWorks' sizes, and what changed on the hub (watches), to tell what each sync followed.
  */
-import { virtualClusterObject } from './world.js';
+import { hostNamespaceManifest, virtualClusterManifest } from '../harness/manifests.js';
 import { resourcePath } from '../harness/simulate/index.js';
 import {
   allVirtualClustersReady,
@@ -22,7 +22,6 @@ import { attribute, ChangeLog, hookCallLines, type Attribution } from './idle-ch
 import { round } from './stats.js';
 import { sleep } from '../harness/poll.js';
 import type { RemoteOptions, RemoteWorld } from './remote.js';
-import { hostNamespaceObject } from './world.js';
 
 export interface RemoteIdleCluster {
   managedCluster: string;
@@ -78,11 +77,14 @@ async function createVirtualClusters(world: RemoteWorld, perCluster: number): Pr
   const existing = new Set((await world.client.list(VCS)).map((vc) => vc.metadata.namespace ?? ''));
   const missing = wanted.filter((entry) => !existing.has(entry.namespace));
   for (const { namespace } of missing)
-    await world.client.apply(hostNamespaceObject(namespace), 'bench-user');
+    await world.client.apply(hostNamespaceManifest(namespace), 'bench-user');
   for (const { cluster, namespace } of missing) {
     await world.client.create(
       resourcePath({ apiVersion: 'kubecell.io/v1alpha1', resource: 'virtualclusters', namespace }),
-      virtualClusterObject(cluster.world, namespace),
+      virtualClusterManifest(namespace, cluster.world.virtualCluster, {
+        cell: cluster.world.cell,
+        klass: cluster.world.klass,
+      }),
       'bench-user',
     );
   }

@@ -5,12 +5,13 @@
  * k3k simulator says when it served the Cluster; the cell agent's log says when its passes ran.
  */
 import { readFileSync } from 'node:fs';
+import { virtualClusterManifest } from '../harness/manifests.js';
 import { resourcePath, type KubeClient, type KubeObject } from '../harness/simulate/index.js';
 import type { K3kSimulator } from '../harness/simulate/k3k.js';
 import { round } from './stats.js';
 import { poll } from '../harness/poll.js';
 import { Watch, type AdminConnection } from './watch.js';
-import { virtualClusterObject, type BenchWorldNames } from './world.js';
+import { type BenchWorldNames } from './world.js';
 
 type Watched = KubeObject & Record<string, unknown>;
 
@@ -140,7 +141,10 @@ export async function applyUntilReady(
 ): Promise<{ appliedAt: number; seconds: number; milestones: Milestones }> {
   const created = await client.create(
     resourcePath({ apiVersion: 'kubecell.io/v1alpha1', resource: 'virtualclusters', namespace }),
-    virtualClusterObject(world, namespace),
+    virtualClusterManifest(namespace, world.virtualCluster, {
+      cell: world.cell,
+      klass: world.klass,
+    }),
     'bench-user',
   );
   const appliedAt = Date.now();

@@ -26,6 +26,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import {
+  cellManifest,
+  hostNamespaceManifest,
+  virtualNodeClassManifest,
+} from '../harness/manifests.js';
 import { virtualClusterWorkName } from '../hooks/remote/contract.js';
 import { k3kCrdFiles } from '../harness/cluster/crds.js';
 import { startKubeCellStack, type KubeCellStack } from '../harness/cluster/kubecell-stack.js';
@@ -56,13 +61,7 @@ import {
   type Milestones,
 } from './remote-timeline.js';
 import { measureRemoteIdle, type RemoteIdle } from './remote-idle.js';
-import {
-  cellObject,
-  classObject,
-  hostNamespaceObject,
-  untilCellReady,
-  type BenchWorldNames,
-} from './world.js';
+import { untilCellReady, type BenchWorldNames } from './world.js';
 
 export interface RemoteOptions {
   clusters: number;
@@ -146,7 +145,7 @@ function worldNames(cell: string, profile: string): BenchWorldNames {
 
 /** The host namespace on the hub, and the host-namespace controller's baseline on it. */
 async function hostNamespace(client: KubeClient, namespace: string): Promise<void> {
-  await client.apply(hostNamespaceObject(namespace), USER);
+  await client.apply(hostNamespaceManifest(namespace), USER);
   for (let i = 0; i < 60; i++) {
     const found = await client.find(`/api/v1/namespaces/${namespace}`);
     if (found?.metadata.labels?.['pod-security.kubernetes.io/enforce'] !== undefined) return;
@@ -178,8 +177,11 @@ async function measureLocal(options: RemoteOptions): Promise<ApplyToReady> {
     });
     const world = worldNames('local-cell', 'local-cpu');
     const cellStart = Date.now();
-    await client.apply(cellObject(world), USER);
-    await client.apply(classObject(world), USER);
+    await client.apply(
+      cellManifest(world.cell, { namespace: world.cellNamespace, profile: world.profile }),
+      USER,
+    );
+    await client.apply(virtualNodeClassManifest(world.klass, world.entitlement), USER);
     await simulation.syncCells();
     await untilCellReady(client, world, 5 * 60_000);
     const cellReadySeconds = round((Date.now() - cellStart) / 1000);
@@ -337,10 +339,15 @@ async function stopRemoteWorld(world: RemoteWorld): Promise<void> {
 async function remoteCells(world: RemoteWorld, options: RemoteOptions): Promise<number> {
   const { stack, client } = world;
   const started = Date.now();
-  await client.apply(classObject(world.clusters[0]!.world), USER);
+  await client.apply(
+    virtualNodeClassManifest(world.clusters[0]!.world.klass, world.clusters[0]!.world.entitlement),
+    USER,
+  );
   for (const cluster of world.clusters) {
     await client.apply(
-      cellObject(cluster.world, {
+      cellManifest(cluster.world.cell, {
+        namespace: cluster.world.cellNamespace,
+        profile: cluster.world.profile,
         managedCluster: cluster.managed.name,
         delivery: 'ManifestWork',
       }),

@@ -12,8 +12,12 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { writeSealingKey } from '../../harness/cluster/certs.js';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { API_VERSION } from '../../hooks/api/kinds.js';
-import { LABELS } from '../../hooks/kube/labels.js';
+import {
+  cellManifest,
+  hostNamespaceManifest,
+  virtualClusterManifest,
+  virtualNodeClassManifest,
+} from '../../harness/manifests.js';
 import { REMOTE_CLUSTER_NAME } from './options.js';
 
 /** Names in the sample: what the summary and the README tell the user to look at. */
@@ -47,39 +51,20 @@ export function remoteFiles(localDir: string): RemoteFiles {
 /** The sample's objects, in the order they apply (Namespace and class before their users). */
 export function remoteSample(): object[] {
   return [
-    {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: REMOTE_SAMPLE.namespace, labels: { [LABELS.hostNamespace]: 'true' } },
-    },
-    {
-      apiVersion: API_VERSION,
-      kind: 'Cell',
-      metadata: { name: REMOTE_SAMPLE.cell, namespace: 'kubecell-system' },
-      spec: {
-        managedClusterRef: { name: REMOTE_CLUSTER_NAME },
-        machineProfile: { name: REMOTE_SAMPLE.machineProfile },
-        delivery: 'ManifestWork',
-      },
-    },
-    {
-      apiVersion: API_VERSION,
-      kind: 'VirtualNodeClass',
-      metadata: { name: REMOTE_SAMPLE.virtualNodeClass },
-      spec: {
-        entitlement: { workloadHard: { 'requests.cpu': '2', 'requests.memory': '4Gi' } },
-        storageClassName: 'topolvm-provisioner',
-      },
-    },
-    {
-      apiVersion: API_VERSION,
-      kind: 'VirtualCluster',
-      metadata: { name: REMOTE_SAMPLE.virtualCluster, namespace: REMOTE_SAMPLE.namespace },
-      spec: {
-        cellRef: { name: REMOTE_SAMPLE.cell },
-        classRef: { name: REMOTE_SAMPLE.virtualNodeClass },
-      },
-    },
+    hostNamespaceManifest(REMOTE_SAMPLE.namespace),
+    cellManifest(REMOTE_SAMPLE.cell, {
+      managedCluster: REMOTE_CLUSTER_NAME,
+      profile: REMOTE_SAMPLE.machineProfile,
+      delivery: 'ManifestWork',
+    }),
+    virtualNodeClassManifest(REMOTE_SAMPLE.virtualNodeClass, {
+      'requests.cpu': '2',
+      'requests.memory': '4Gi',
+    }),
+    virtualClusterManifest(REMOTE_SAMPLE.namespace, REMOTE_SAMPLE.virtualCluster, {
+      cell: REMOTE_SAMPLE.cell,
+      klass: REMOTE_SAMPLE.virtualNodeClass,
+    }),
   ];
 }
 

@@ -1,8 +1,8 @@
 // What the Cell, VirtualClusterPlan and VirtualCluster scenarios share: the outside world a Cell
 // stands on (an OCM ManagedCluster with its lease, Nodes of a machine profile, the provider
-// baseline, k3k), played by harness/simulate/, the objects a platform team and a tenant apply
-// (Cell, VirtualNodeClass, host namespace, VirtualCluster), and reading what KubeCell made with
-// kubectl. A Ready Cell comes two ways: startReadyCell lets the simulation stand up everything a
+// baseline, k3k), played by harness/simulate/, applying the objects a platform team and a tenant
+// apply (built by harness/manifests.ts: Cell, VirtualNodeClass, host namespace, VirtualCluster),
+// and reading what KubeCell made with kubectl. A Ready Cell comes two ways: startReadyCell lets the simulation stand up everything a
 // Cell needs (the VirtualCluster scenarios); cellWorld, standUpCellWorld and applyCell do it step
 // by step, for scenarios that watch each step (the Cell and plan scenarios). Either way OCM's hub
 // lease controller judges the ManagedCluster's lease as well as the Cell does (the Cell reads the
@@ -27,6 +27,7 @@ import {
   type ProfileNodeOptions,
   type Simulation,
 } from '../../../harness/simulate/index.js';
+import { CELL_NAMESPACE, cellManifest, hostNamespaceManifest } from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
@@ -39,7 +40,7 @@ import {
   type ObjectWithStatus,
 } from './support.js';
 
-export const CELL_NAMESPACE = 'kubecell-system';
+export { CELL_NAMESPACE };
 export const VC = 'virtualclusters.kubecell.io';
 export const VNCLASS = 'virtualnodeclasses.kubecell.io';
 export const CELL = 'cells.kubecell.io';
@@ -61,18 +62,16 @@ export function cellWorld(prefix: string): CellWorld {
   return { cell, managedCluster: `${cell}-mc`, profile: `${cell}-profile`, nodes: [] };
 }
 
-/** The Cell a platform engineer applies: one ManagedCluster, one machine profile with a GPU. */
-export function cellManifest(world: CellWorld, devices = [{ name: 'gpu', resourceName: GPU }]) {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Cell',
-    metadata: { name: world.cell, namespace: CELL_NAMESPACE },
-    spec: {
-      managedClusterRef: { name: world.managedCluster },
-      machineProfile: { name: world.profile, devices },
-    },
-  };
-}
+/** What the scenarios' machine profiles offer: one GPU resource. */
+export const GPU_DEVICES = [{ name: 'gpu', resourceName: GPU }] as const;
+
+/** The quota of the scenarios' VirtualNodeClasses unless one asks for another. */
+export const GPU_CLASS_QUOTA = {
+  'requests.cpu': '4',
+  'requests.memory': '16Gi',
+  [`requests.${GPU}`]: '2',
+  pods: '50',
+} as const;
 
 export interface ReadyCell {
   stack: KubeCellStack;
@@ -135,50 +134,9 @@ export async function startReadyCell(
   };
 }
 
-/** A VirtualNodeClass (cluster-scoped) with the given quota: by default 4 cpu, 16Gi, 2 GPUs. */
-export function virtualNodeClass(
-  name: string,
-  workloadHard: Record<string, string> = {
-    'requests.cpu': '4',
-    'requests.memory': '16Gi',
-    [`requests.${GPU}`]: '2',
-    pods: '50',
-  },
-  storageClassName = 'topolvm-provisioner',
-): unknown {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'VirtualNodeClass',
-    metadata: { name },
-    spec: { entitlement: { workloadHard }, storageClassName },
-  };
-}
-
-export function virtualCluster(
-  namespace: string,
-  name: string,
-  cell: string,
-  klass: string,
-): unknown {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'VirtualCluster',
-    metadata: { name, namespace },
-    spec: { cellRef: { name: cell }, classRef: { name: klass } },
-  };
-}
-
-/** A namespace labelled as a host namespace, as the platform prepares one for a tenant. */
+/** A host namespace (harness/manifests.ts), applied as the platform prepares one for a tenant. */
 export async function createHostNamespace(stack: KubeCellStack, name: string): Promise<void> {
-  await apply(
-    stack,
-    {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name, labels: { [LABELS.hostNamespace]: 'true' } },
-    },
-    'e2e-platform',
-  );
+  await apply(stack, hostNamespaceManifest(name), 'e2e-platform');
 }
 
 /** The provider baseline (k3k, CNI, TopoLVM), installed and ready, as the simulation plays it. */
@@ -220,8 +178,17 @@ export function startRenewing(
   return renewer;
 }
 
+/** The Cell a platform engineer applies: one ManagedCluster, one machine profile with a GPU. */
 export async function applyCell(stack: KubeCellStack, world: CellWorld): Promise<void> {
-  await apply(stack, cellManifest(world), 'e2e-platform');
+  await apply(
+    stack,
+    cellManifest(world.cell, {
+      managedCluster: world.managedCluster,
+      profile: world.profile,
+      devices: GPU_DEVICES,
+    }),
+    'e2e-platform',
+  );
 }
 
 /** The children docs/concepts.md names for a VirtualCluster, as `[resource, name]`. */

@@ -21,22 +21,22 @@ import {
   type ManagedClusterObject,
 } from '../../../harness/simulate/index.js';
 import {
+  applyCell,
   CELL,
   CELL_NAMESPACE,
-  GPU,
-  VC,
-  applyCell,
   cellWorld,
   createHostNamespace,
   ensureProviderBaseline,
   getCell,
+  GPU,
+  GPU_CLASS_QUOTA,
   printedColumns,
   standUpCellWorld,
   startRenewing,
-  virtualCluster,
-  virtualNodeClass,
+  VC,
   type CellWorld,
 } from './cell-fixtures.js';
+import { virtualClusterManifest, virtualNodeClassManifest } from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
@@ -169,11 +169,11 @@ describe('e2e: Cell status through Metacontroller (Lease liveness, per-Node deta
       renewer = startRenewing(client, world.managedCluster, LEASE_SECONDS, 1_000);
       await applyCell(stack, world);
       await eventuallyPhase(stack, CELL, world.cell, CELL_NAMESPACE, 'Ready', 90_000);
-      await apply(stack, virtualNodeClass(className), 'e2e-platform');
+      await apply(stack, virtualNodeClassManifest(className, GPU_CLASS_QUOTA), 'e2e-platform');
       await createHostNamespace(stack, hostNamespace);
       await apply(
         stack,
-        virtualCluster(hostNamespace, vcName, world.cell, className),
+        virtualClusterManifest(hostNamespace, vcName, { cell: world.cell, klass: className }),
         'e2e-tenant',
       );
       await eventuallyPhase(stack, VC, vcName, hostNamespace, 'Ready', 120_000);

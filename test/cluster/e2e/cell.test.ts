@@ -23,7 +23,6 @@ import {
   GPU,
   applyCell,
   cellWorld,
-  virtualNodeClass as classManifest,
   createHostNamespace,
   ensureProviderBaseline,
   eventuallyHookCalls,
@@ -34,6 +33,7 @@ import {
   startRenewing,
   type CellWorld,
 } from './cell-fixtures.js';
+import { virtualNodeClassManifest } from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
@@ -441,7 +441,7 @@ describe('e2e: Cell through Metacontroller', function () {
       k3k = await readyCellWithK3k(world, hostNamespace);
       await apply(
         stack,
-        classManifest(className, {
+        virtualNodeClassManifest(className, {
           'requests.cpu': '4',
           'requests.memory': '16Gi',
           [`requests.${GPU}`]: '2',
@@ -564,7 +564,11 @@ describe('e2e: Cell through Metacontroller', function () {
 
     before(async function () {
       k3k = await readyCellWithK3k(world, hostNamespace);
-      await apply(stack, classManifest(className, { 'requests.cpu': '2' }), 'e2e-platform');
+      await apply(
+        stack,
+        virtualNodeClassManifest(className, { 'requests.cpu': '2' }),
+        'e2e-platform',
+      );
       await createHostNamespace(stack, hostNamespace);
       await applyVirtualCluster(vcName, hostNamespace, world.cell, className);
       await poll(

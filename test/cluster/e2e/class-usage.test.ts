@@ -7,13 +7,13 @@ import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import {
   createHostNamespace,
+  GPU_CLASS_QUOTA,
   startReadyCell,
   VC,
-  virtualCluster,
-  virtualNodeClass,
   VNCLASS,
   type ReadyCell,
 } from './cell-fixtures.js';
+import { virtualClusterManifest, virtualNodeClassManifest } from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
@@ -48,7 +48,7 @@ describe('e2e: class usage (status.usedBy) through Metacontroller', function () 
     stack = await getKubeCell();
     cell = await startReadyCell(stack, uniqueName('e2e-usage-cell'));
     for (const namespace of namespaces) await createHostNamespace(stack, namespace);
-    await apply(stack, virtualNodeClass(klass), 'e2e-platform');
+    await apply(stack, virtualNodeClassManifest(klass, GPU_CLASS_QUOTA), 'e2e-platform');
   });
 
   after(async function () {
@@ -107,11 +107,17 @@ describe('e2e: class usage (status.usedBy) through Metacontroller', function () 
   it('two resolved VirtualClusters in two host namespaces count; a Pending one does not', async function () {
     // Pending: its Cell does not exist, so it is never resolved. Created first, so the syncs
     // that count the two others have seen it.
-    await apply(stack, virtualCluster(tenantPending, 'team-p', uniqueName('no-such-cell'), klass));
+    await apply(
+      stack,
+      virtualClusterManifest(tenantPending, 'team-p', {
+        cell: uniqueName('no-such-cell'),
+        klass: klass,
+      }),
+    );
     await eventuallyPhase(stack, VC, 'team-p', tenantPending, 'Pending');
     await apply(stack, [
-      virtualCluster(tenantB, 'team-b', cell.name, klass),
-      virtualCluster(tenantA, 'team-a', cell.name, klass),
+      virtualClusterManifest(tenantB, 'team-b', { cell: cell.name, klass: klass }),
+      virtualClusterManifest(tenantA, 'team-a', { cell: cell.name, klass: klass }),
     ]);
     // Resolved is what counts (status.resolved names the class and its UID); Ready follows.
     for (const [namespace, name] of [

@@ -21,16 +21,16 @@ import { loadVirtualClusterConfig } from '../../../hooks/virtualcluster/config.j
 import { heartbeat, nodePath, renewLease } from '../../../harness/simulate/index.js';
 import {
   CELL_NAMESPACE,
-  VC,
-  VNCLASS,
   createHostNamespace,
   getCell,
+  GPU_CLASS_QUOTA,
   hookCallsFor,
   startReadyCell,
-  virtualCluster,
-  virtualNodeClass,
+  VC,
+  VNCLASS,
   type ReadyCell,
 } from './cell-fixtures.js';
+import { virtualClusterManifest, virtualNodeClassManifest } from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
@@ -84,10 +84,13 @@ describe('e2e: an idle VirtualCluster is not synced for changes it does not depe
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
     stack = await getKubeCell();
     cell = await startReadyCell(stack, uniqueName('e2e-idle-cell'));
-    await apply(stack, virtualNodeClass(klass), 'e2e-platform');
+    await apply(stack, virtualNodeClassManifest(klass, GPU_CLASS_QUOTA), 'e2e-platform');
     for (const vc of Object.values(vcs)) {
       await createHostNamespace(stack, vc.namespace);
-      await apply(stack, virtualCluster(vc.namespace, vc.name, cell.name, klass));
+      await apply(
+        stack,
+        virtualClusterManifest(vc.namespace, vc.name, { cell: cell.name, klass: klass }),
+      );
     }
     for (const vc of Object.values(vcs)) {
       await eventuallyPhase(stack, VC, vc.name, vc.namespace, 'Ready', 180_000);

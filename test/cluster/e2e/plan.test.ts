@@ -17,7 +17,6 @@ import {
   GPU,
   applyCell,
   cellWorld,
-  virtualNodeClass as classManifest,
   createHostNamespace,
   ensureProviderBaseline,
   eventuallyHookCalls,
@@ -28,6 +27,7 @@ import {
   startRenewing,
   type CellWorld,
 } from './cell-fixtures.js';
+import { virtualNodeClassManifest } from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
@@ -149,7 +149,7 @@ describe('e2e: VirtualClusterPlan through Metacontroller', function () {
     await apply(
       stack,
       [
-        classManifest(fits, {
+        virtualNodeClassManifest(fits, {
           'requests.cpu': '8',
           'requests.memory': '32Gi',
           [`requests.${GPU}`]: '2',
@@ -157,12 +157,12 @@ describe('e2e: VirtualClusterPlan through Metacontroller', function () {
           'limits.cpu': '16',
           pods: '20',
         }),
-        classManifest(tooBig, {
+        virtualNodeClassManifest(tooBig, {
           'requests.cpu': '4',
           [`requests.${GPU}`]: '17',
           'requests.storage': '3Ti',
         }),
-        classManifest(otherDevice, { 'requests.cpu': '2', 'requests.amd.com/gpu': '1' }),
+        virtualNodeClassManifest(otherDevice, { 'requests.cpu': '2', 'requests.amd.com/gpu': '1' }),
       ],
       'e2e-platform',
     );
@@ -318,7 +318,7 @@ describe('e2e: VirtualClusterPlan through Metacontroller', function () {
 
     await apply(
       stack,
-      classManifest(lateClass, { 'requests.cpu': '2', [`requests.${GPU}`]: '1' }),
+      virtualNodeClassManifest(lateClass, { 'requests.cpu': '2', [`requests.${GPU}`]: '1' }),
       'e2e-platform',
     );
     const concluded = await poll(
@@ -372,7 +372,7 @@ describe('e2e: VirtualClusterPlan through Metacontroller', function () {
     const className = uniqueName('e2e-plan-edited');
     await apply(
       stack,
-      classManifest(className, { 'requests.cpu': '2', [`requests.${GPU}`]: '1' }),
+      virtualNodeClassManifest(className, { 'requests.cpu': '2', [`requests.${GPU}`]: '1' }),
       'e2e-platform',
     );
     const name = 'kept';
@@ -390,7 +390,7 @@ describe('e2e: VirtualClusterPlan through Metacontroller', function () {
     const syncs = hookCallsFor(stack, 'plan', 'sync', { name, namespace: tenant });
     await apply(
       stack,
-      classManifest(className, { 'requests.cpu': '2', [`requests.${GPU}`]: '40' }),
+      virtualNodeClassManifest(className, { 'requests.cpu': '2', [`requests.${GPU}`]: '40' }),
       'e2e-platform',
     );
     await eventuallyHookCalls(stack, 'plan', 'sync', { name, namespace: tenant }, syncs + 1);
@@ -457,7 +457,7 @@ describe('e2e: VirtualClusterPlan expiry, and a Cell not Ready (own stack, KUBEC
     await createHostNamespace(stack, tenant);
     await apply(
       stack,
-      classManifest(fits, { 'requests.cpu': '4', [`requests.${GPU}`]: '1' }),
+      virtualNodeClassManifest(fits, { 'requests.cpu': '4', [`requests.${GPU}`]: '1' }),
       'e2e-platform',
     );
   });

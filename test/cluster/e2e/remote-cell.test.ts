@@ -25,21 +25,25 @@ import {
   CELL_NAMESPACE,
   createHostNamespace,
   GPU,
+  GPU_CLASS_QUOTA,
+  GPU_DEVICES,
   K3K_CLUSTER,
   kubeconfigText,
   VC,
-  virtualCluster,
-  virtualNodeClass,
 } from './cell-fixtures.js';
 import { agentRbacOnManagedCluster } from './remote-agent-rbac.js';
 import {
   MANAGED_CLUSTER,
   MANIFESTWORK,
-  remoteCellManifest,
   runDeliveredAgent,
   startRemoteWorld,
   type RemoteWorld,
 } from './remote-fixtures.js';
+import {
+  cellManifest,
+  virtualClusterManifest,
+  virtualNodeClassManifest,
+} from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
@@ -110,7 +114,16 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
   });
 
   it('a Cell bound to cell-remote delivers the cell agent; it turns Ready from the real lease and the agent’s report', async function () {
-    await apply(world.stack, remoteCellManifest(cell, profile), 'e2e-platform');
+    await apply(
+      world.stack,
+      cellManifest(cell, {
+        managedCluster: MANAGED_CLUSTER,
+        profile,
+        devices: GPU_DEVICES,
+        delivery: 'ManifestWork',
+      }),
+      'e2e-platform',
+    );
     const work = await poll<ObjectWithStatus>(
       `ManifestWork ${AGENT_WORK_NAME}`,
       async () => {
@@ -159,7 +172,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
 
   it('a plan on the remote Cell is judged on the agent’s inventory', async function () {
     await createHostNamespace(world.stack, namespace);
-    await apply(world.stack, virtualNodeClass(klass), 'e2e-platform');
+    await apply(world.stack, virtualNodeClassManifest(klass, GPU_CLASS_QUOTA), 'e2e-platform');
     await apply(world.stack, {
       apiVersion: 'kubecell.io/v1alpha1',
       kind: 'VirtualClusterPlan',
@@ -195,7 +208,11 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
     const created = await runCommand(
       kubectlBinary(world),
       ['--kubeconfig', alice, 'create', '-f', '-'],
-      { input: JSON.stringify(virtualCluster(namespace, name, cell, klass)) },
+      {
+        input: JSON.stringify(
+          virtualClusterManifest(namespace, name, { cell: cell, klass: klass }),
+        ),
+      },
     );
     expect(created.code, created.stderr).to.equal(0);
     const vc = await eventuallyPhase(world.stack, VC, name, namespace, 'Ready', 150_000);
@@ -329,7 +346,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
   it('kubecell.io/skip-cleanup=true lets a VirtualCluster go while its cluster cannot answer', async function () {
     this.timeout(300_000);
     const lost = 'vc-lost';
-    await apply(world.stack, virtualCluster(namespace, lost, cell, klass));
+    await apply(world.stack, virtualClusterManifest(namespace, lost, { cell: cell, klass: klass }));
     const ready = await eventuallyPhase(world.stack, VC, lost, namespace, 'Ready', 150_000);
     const work = virtualClusterWorkName(ready.metadata.uid!);
     await world.managed.stopAgents();

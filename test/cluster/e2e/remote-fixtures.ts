@@ -9,7 +9,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { API_VERSION } from '../../../hooks/api/kinds.js';
 import {
   deliveredPod,
   processEnvironment,
@@ -28,7 +27,7 @@ import {
   startSimulation,
   type Simulation,
 } from '../../../harness/simulate/index.js';
-import { CELL_NAMESPACE, GPU } from './cell-fixtures.js';
+import { GPU } from './cell-fixtures.js';
 import { poll } from '../../../harness/poll.js';
 import { getObject, watching, type ObjectWithStatus } from './support.js';
 
@@ -93,20 +92,6 @@ export async function startRemoteWorld(
     async stop() {
       await simulation.stop();
       await stack.stop();
-    },
-  };
-}
-
-/** The Cell a platform engineer applies for a GPU cluster joined to OCM. */
-export function remoteCellManifest(name: string, profile: string): unknown {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Cell',
-    metadata: { name, namespace: CELL_NAMESPACE },
-    spec: {
-      managedClusterRef: { name: MANAGED_CLUSTER },
-      machineProfile: { name: profile, devices: [{ name: 'gpu', resourceName: GPU }] },
-      delivery: 'ManifestWork',
     },
   };
 }

@@ -29,18 +29,22 @@ import {
   CELL,
   CELL_NAMESPACE,
   createHostNamespace,
+  GPU_CLASS_QUOTA,
+  GPU_DEVICES,
   VC,
-  virtualCluster,
-  virtualNodeClass,
 } from './cell-fixtures.js';
 import {
   MANAGED_CLUSTER,
   MANIFESTWORK,
-  remoteCellManifest,
   runDeliveredAgent,
   startRemoteWorld,
   type RemoteWorld,
 } from './remote-fixtures.js';
+import {
+  cellManifest,
+  virtualClusterManifest,
+  virtualNodeClassManifest,
+} from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
@@ -126,13 +130,25 @@ describe('e2e: sealed kubeconfigs of a remote Cell: origin and a rotation of the
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
     world = await startRemoteWorld(profile);
     oldKeyFile = path.join(world.workDir, 'sealing-key.pem');
-    await apply(world.stack, remoteCellManifest(cell, profile), 'e2e-platform');
+    await apply(
+      world.stack,
+      cellManifest(cell, {
+        managedCluster: MANAGED_CLUSTER,
+        profile,
+        devices: GPU_DEVICES,
+        delivery: 'ManifestWork',
+      }),
+      'e2e-platform',
+    );
     agent = await runDeliveredAgent(world, FAST_AGENT);
     await eventuallyPhase(world.stack, CELL, cell, CELL_NAMESPACE, 'Ready', 120_000);
-    await apply(world.stack, virtualNodeClass(klass), 'e2e-platform');
+    await apply(world.stack, virtualNodeClassManifest(klass, GPU_CLASS_QUOTA), 'e2e-platform');
     for (const vc of VCS) {
       await createHostNamespace(world.stack, vc.namespace);
-      await apply(world.stack, virtualCluster(vc.namespace, vc.name, cell, klass));
+      await apply(
+        world.stack,
+        virtualClusterManifest(vc.namespace, vc.name, { cell: cell, klass: klass }),
+      );
     }
     for (const vc of VCS) {
       await eventuallyPhase(world.stack, VC, vc.name, vc.namespace, 'Ready', 150_000);
@@ -181,7 +197,10 @@ describe('e2e: sealed kubeconfigs of a remote Cell: origin and a rotation of the
     });
     // 2. A VirtualCluster made now: the running agent still seals for the old key.
     await createHostNamespace(world.stack, LATE.namespace);
-    await apply(world.stack, virtualCluster(LATE.namespace, LATE.name, cell, klass));
+    await apply(
+      world.stack,
+      virtualClusterManifest(LATE.namespace, LATE.name, { cell: cell, klass: klass }),
+    );
     const late = await eventuallyPhase(
       world.stack,
       VC,

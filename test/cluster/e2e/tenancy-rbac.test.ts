@@ -22,14 +22,14 @@ import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import {
   CELL,
   CELL_NAMESPACE,
+  createHostNamespace,
+  GPU_CLASS_QUOTA,
+  startReadyCell,
   VC,
   VNCLASS,
-  createHostNamespace,
-  startReadyCell,
-  virtualCluster,
-  virtualNodeClass,
   type ReadyCell,
 } from './cell-fixtures.js';
+import { virtualClusterManifest, virtualNodeClassManifest } from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
@@ -135,7 +135,7 @@ describe('e2e: tenant onboarding, a tenant bound to the built-in edit role', fun
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
     stack = await getKubeCell();
     cell = await startReadyCell(stack, cellName);
-    await apply(stack, virtualNodeClass(klass), 'e2e-platform');
+    await apply(stack, virtualNodeClassManifest(klass, GPU_CLASS_QUOTA), 'e2e-platform');
     await createHostNamespace(stack, team);
     await createHostNamespace(stack, other);
 
@@ -277,7 +277,7 @@ describe('e2e: tenant onboarding, a tenant bound to the built-in edit role', fun
         kubectlAs(
           alice,
           ['create', dry, '-f', '-'],
-          JSON.stringify(virtualNodeClass(uniqueName('alice-class'))),
+          JSON.stringify(virtualNodeClassManifest(uniqueName('alice-class'), GPU_CLASS_QUOTA)),
         ),
       ],
       ['label a class', kubectlAs(alice, label(VNCLASS, klass))],
@@ -316,7 +316,7 @@ describe('e2e: tenant onboarding, a tenant bound to the built-in edit role', fun
     await kubectlAsOk(
       alice,
       ['create', '-f', '-'],
-      JSON.stringify(virtualCluster(team, vcName, cellName, klass)),
+      JSON.stringify(virtualClusterManifest(team, vcName, { cell: cellName, klass: klass })),
     );
     const vc = await poll<ObjectWithStatus>(
       `VirtualCluster ${team}/${vcName} Ready (read by alice)`,
@@ -371,7 +371,7 @@ describe('e2e: tenant onboarding, a tenant bound to the built-in edit role', fun
         kubectlAs(
           alice,
           ['create', '--dry-run=server', '-f', '-'],
-          JSON.stringify(virtualCluster(other, vcName, cellName, klass)),
+          JSON.stringify(virtualClusterManifest(other, vcName, { cell: cellName, klass: klass })),
         ),
       ],
       ['list VirtualClusters there', kubectlAs(alice, ['get', VC, '-n', other])],

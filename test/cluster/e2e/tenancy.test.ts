@@ -23,13 +23,13 @@ import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import {
   CELL,
   CELL_NAMESPACE,
+  GPU_CLASS_QUOTA,
   startReadyCell,
   VC,
-  virtualCluster,
-  virtualNodeClass,
   VNCLASS,
   type ReadyCell,
 } from './cell-fixtures.js';
+import { virtualClusterManifest, virtualNodeClassManifest } from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
@@ -86,9 +86,11 @@ async function hostNamespace(
 
 /** The gold class: only namespaces labelled example.com/tier=gold may use it. */
 function goldClass(name: string): unknown {
-  const cls = virtualNodeClass(name) as { spec: Record<string, unknown> };
-  cls.spec.namespaceSelector = { matchLabels: { [TIER]: 'gold' } };
-  return cls;
+  const cls = virtualNodeClassManifest(name, GPU_CLASS_QUOTA);
+  return {
+    ...cls,
+    spec: { ...(cls.spec as object), namespaceSelector: { matchLabels: { [TIER]: 'gold' } } },
+  };
 }
 
 /** Restricts the Cell to these namespaces, by the label every Namespace carries. */
@@ -154,7 +156,11 @@ describe('e2e: namespaceSelector of Cells and classes, with the admission webhoo
     await hostNamespace(stack, allowed, { [TIER]: 'gold' });
     await hostNamespace(stack, plain);
     await hostNamespace(stack, outsider, { [TIER]: 'gold' });
-    await apply(stack, [goldClass(gold), virtualNodeClass(open)], 'e2e-platform');
+    await apply(
+      stack,
+      [goldClass(gold), virtualNodeClassManifest(open, GPU_CLASS_QUOTA)],
+      'e2e-platform',
+    );
   });
 
   after(async function () {
@@ -189,14 +195,20 @@ describe('e2e: namespaceSelector of Cells and classes, with the admission webhoo
       `spec.classRef.name: Forbidden: namespace "${plain}" may not use VirtualNodeClass "${gold}": ` +
         `the VirtualNodeClass's spec.namespaceSelector (${TIER}=gold) does not select it`,
     );
-    const vcError = await refusedApply(stack, virtualCluster(plain, 'team', cellName, gold));
+    const vcError = await refusedApply(
+      stack,
+      virtualClusterManifest(plain, 'team', { cell: cellName, klass: gold }),
+    );
     expect(vcError).to.contain(`may not use VirtualNodeClass "${gold}"`);
     expect(await getObject(stack, PLANS, 'gold-plan', plain)).to.equal(undefined);
     expect(await getObject(stack, VC, 'team', plain)).to.equal(undefined);
   });
 
   it("refuses a VirtualCluster the Cell's selector does not admit, even with an open class", async function () {
-    const error = await refusedApply(stack, virtualCluster(outsider, 'team', cell!.name, open));
+    const error = await refusedApply(
+      stack,
+      virtualClusterManifest(outsider, 'team', { cell: cell!.name, klass: open }),
+    );
     expect(error).to.contain(
       `spec.cellRef.name: Forbidden: namespace "${outsider}" may not use Cell "${cell!.name}": ` +
         `the Cell's spec.namespaceSelector (kubernetes.io/metadata.name in (${allowed},${plain})) ` +
@@ -231,7 +243,11 @@ describe('e2e: namespaceSelector of Cells and classes, with the admission webhoo
 
   it('makes a VirtualCluster Ready in a namespace the selectors admit', async function () {
     this.timeout(240_000);
-    await apply(stack, virtualCluster(allowed, 'team', cell!.name, gold), 'e2e-tenant');
+    await apply(
+      stack,
+      virtualClusterManifest(allowed, 'team', { cell: cell!.name, klass: gold }),
+      'e2e-tenant',
+    );
     const vc = await eventuallyPhase(stack, VC, 'team', allowed, 'Ready', 180_000);
     expect(checksOf(vc, 'feasibilityChecks').find((c) => c.name === 'NamespaceAllowed')).to.include(
       { result: 'Pass', reason: 'NamespaceAllowed' },
@@ -324,7 +340,11 @@ describe('e2e: namespaceSelector without the admission webhook (feasibility eval
 
   it('a VirtualCluster the class refuses is created, and stays Pending with NamespaceNotAllowed', async function () {
     const s = stack!;
-    await apply(s, virtualCluster(plain, 'team', cell!.name, gold), 'e2e-tenant');
+    await apply(
+      s,
+      virtualClusterManifest(plain, 'team', { cell: cell!.name, klass: gold }),
+      'e2e-tenant',
+    );
     await apply(s, plan(plain, 'gold-plan', cell!.name, gold), 'e2e-tenant');
     const vc = await poll<ObjectWithStatus>(
       `${plain}/team evaluated`,

@@ -20,17 +20,17 @@ import {
   eventuallyHookCalls,
   firstSeenReady,
   GPU,
+  GPU_CLASS_QUOTA,
   hookCallsFor,
   K3K_CLUSTER,
   kubeconfigText,
   readChildren,
   startReadyCell,
   VC,
-  virtualCluster,
-  virtualNodeClass,
   VNCLASS,
   type ReadyCell,
 } from './cell-fixtures.js';
+import { virtualClusterManifest, virtualNodeClassManifest } from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
@@ -75,7 +75,7 @@ async function applyAndWaitReady(
   klass: string,
 ): Promise<ReadyOutcome> {
   const appliedAt = new Date();
-  await apply(stack, virtualCluster(namespace, name, cell.name, klass));
+  await apply(stack, virtualClusterManifest(namespace, name, { cell: cell.name, klass: klass }));
   const readyAt = await firstSeenReady(cell.simulation, namespace, name, 120_000);
   const vc = await eventuallyPhase(stack, VC, name, namespace, 'Ready');
   const served = cell.simulation.k3k?.served.get(`${namespace}/${name}`);
@@ -142,7 +142,7 @@ function applyReadyDelete(
     const namespace = uniqueName('e2e-vc-ard');
     const klass = uniqueName('e2e-ard-class');
     await createHostNamespace(stack, namespace);
-    await apply(stack, virtualNodeClass(klass), 'e2e-platform');
+    await apply(stack, virtualNodeClassManifest(klass, GPU_CLASS_QUOTA), 'e2e-platform');
     const { vc } = await applyAndWaitReady(label, stack, cell, namespace, 'team', klass);
     const endpoint = vc.status?.['endpoint'] as { address: string; port: number };
     const service = await getObject(stack, 'service', 'kubecell-team-api', namespace);
@@ -204,7 +204,7 @@ describe('e2e: VirtualCluster through Metacontroller', function () {
 
   it('a class and a VirtualCluster applied by a tenant become Ready with all five children', async function () {
     this.timeout(180_000);
-    await apply(stack, virtualNodeClass(klass), 'e2e-platform');
+    await apply(stack, virtualNodeClassManifest(klass, GPU_CLASS_QUOTA), 'e2e-platform');
     const outcome = await applyAndWaitReady(
       'server-side-apply',
       stack,
@@ -414,7 +414,7 @@ describe('e2e: VirtualCluster through Metacontroller', function () {
     // The platform doubles the class's GPUs, moves its storage and adds a device to the Cell.
     await apply(
       stack,
-      virtualNodeClass(
+      virtualNodeClassManifest(
         klass,
         {
           'requests.cpu': '8',
@@ -605,8 +605,8 @@ describe('e2e: a VirtualCluster on a Cell whose lease goes stale', function () {
       leaseDurationSeconds: LEASE_DURATION_SECONDS,
     });
     await createHostNamespace(stack, namespace);
-    await apply(stack, virtualNodeClass(klass), 'e2e-platform');
-    await apply(stack, virtualCluster(namespace, name, cell.name, klass));
+    await apply(stack, virtualNodeClassManifest(klass, GPU_CLASS_QUOTA), 'e2e-platform');
+    await apply(stack, virtualClusterManifest(namespace, name, { cell: cell.name, klass: klass }));
     await eventuallyPhase(stack, VC, name, namespace, 'Ready', 120_000);
   });
 
