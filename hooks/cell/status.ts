@@ -1,6 +1,6 @@
 /**
  * The Cell's status from its assessment, Cluster API style: each condition is computed by its
- * own small function (liveness-conditions.ts, inventory-conditions.ts), the phase is the first
+ * own small function (conditions.ts), the phase is the first
  * condition that does not hold (in the order the design gives), and Ready summarises it. Pure;
  * transition times are carried forward by `reconcileConditions`, so the same input gives
  * byte-identical status. No message carries a time that moves: a message change is a status
@@ -10,17 +10,8 @@
 import type { Cell, CellNode, CellStatus } from '../generated/types/index.js';
 import { reconcileConditions, verdict, type ConditionVerdict } from '../status/conditions.js';
 import type { CellAssessment } from './assess.js';
-import {
-  capabilityMismatchCondition,
-  inUseCondition,
-  inventoryFreshCondition,
-  nodeAddressesCondition,
-  nodeDetailCondition,
-  providerReadyCondition,
-  reportFreshCondition,
-} from './inventory-conditions.js';
+import { cellConditions } from './conditions.js';
 import { ACCEPT_MANAGED_CLUSTER_UID_ANNOTATION, type Liveness } from './liveness.js';
-import { availableCondition, joinedCondition, leaseFreshCondition } from './liveness-conditions.js';
 import type { NodeDetail } from './node-detail.js';
 import type { NodeReading, NodeSummary } from './nodes.js';
 import { REASONS, type CellPhase } from './reasons.js';
@@ -72,26 +63,6 @@ function nodeStatusParts(
     notReadyNodes,
     nodeAddresses,
   };
-}
-
-/** Every condition but Ready, in the order the status lists them. */
-export function cellConditions(cell: Cell, assessment: CellAssessment): ConditionVerdict[] {
-  return [
-    joinedCondition(cell, assessment.liveness),
-    availableCondition(assessment.liveness),
-    leaseFreshCondition(assessment.liveness),
-    providerReadyCondition(assessment.missingProvider),
-    assessment.agentReport
-      ? reportFreshCondition(assessment.agentReport, assessment.missingSources)
-      : inventoryFreshCondition(assessment.missingSources),
-    capabilityMismatchCondition(assessment.missingDevices),
-    nodeAddressesCondition(
-      assessment.nodes.refusedNodeAddresses,
-      assessment.agentReport !== undefined,
-    ),
-    nodeDetailCondition(assessment.nodes.nodeCount.total ?? 0, assessment.nodeDetail),
-    inUseCondition(assessment.resolvedBy),
-  ];
 }
 
 /** The phase a condition that does not hold puts the Cell in; first match wins. */
