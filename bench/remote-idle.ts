@@ -21,7 +21,7 @@ import {
 import { attribute, ChangeLog, hookCallLines, type Attribution } from './idle-changes.js';
 import { round } from './stats.js';
 import { sleep } from '../harness/poll.js';
-import type { RemoteOptions, RemoteWorld } from './remote.js';
+import type { RemoteOptions, RemoteRun } from './remote.js';
 
 export interface RemoteIdleCluster {
   managedCluster: string;
@@ -53,13 +53,13 @@ export interface RemoteIdle {
   probe?: { syncs: number; meanBytes: number } | { error: string };
 }
 
-function watchedKinds(world: RemoteWorld): [string, string][] {
+function watchedKinds(run: RemoteRun): [string, string][] {
   return [
     ['ManagedCluster', '/apis/cluster.open-cluster-management.io/v1/managedclusters'],
     ['Cell', '/apis/kubecell.io/v1alpha1/namespaces/kubecell-system/cells'],
     ['VirtualCluster', '/apis/kubecell.io/v1alpha1/virtualclusters'],
     ['ManifestWork', '/apis/work.open-cluster-management.io/v1/manifestworks'],
-    ...world.clusters.map((cluster): [string, string] => [
+    ...run.clusters.map((cluster): [string, string] => [
       'Lease',
       `/apis/coordination.k8s.io/v1/namespaces/${cluster.managed.name}/leases`,
     ]),
@@ -67,19 +67,19 @@ function watchedKinds(world: RemoteWorld): [string, string][] {
 }
 
 /** Every VirtualCluster but the one measured before: `perCluster` on each Cell. */
-async function createVirtualClusters(world: RemoteWorld, perCluster: number): Promise<void> {
-  const wanted = world.clusters.flatMap((cluster) =>
+async function createVirtualClusters(run: RemoteRun, perCluster: number): Promise<void> {
+  const wanted = run.clusters.flatMap((cluster) =>
     Array.from({ length: perCluster }, (_, i) => ({
       cluster,
       namespace: `${cluster.prefix}-${String(i).padStart(3, '0')}`,
     })),
   );
-  const existing = new Set((await world.client.list(VCS)).map((vc) => vc.metadata.namespace ?? ''));
+  const existing = new Set((await run.client.list(VCS)).map((vc) => vc.metadata.namespace ?? ''));
   const missing = wanted.filter((entry) => !existing.has(entry.namespace));
   for (const { namespace } of missing)
-    await world.client.apply(hostNamespaceManifest(namespace), 'bench-user');
+    await run.client.apply(hostNamespaceManifest(namespace), 'bench-user');
   for (const { cluster, namespace } of missing) {
-    await world.client.create(
+    await run.client.create(
       resourcePath({ apiVersion: 'kubecell.io/v1alpha1', resource: 'virtualclusters', namespace }),
       virtualClusterManifest(namespace, cluster.world.virtualCluster, {
         cell: cluster.world.cell,
@@ -93,12 +93,12 @@ async function createVirtualClusters(world: RemoteWorld, perCluster: number): Pr
 const VCS = resourcePath({ apiVersion: 'kubecell.io/v1alpha1', resource: 'virtualclusters' });
 
 async function clusterFigures(
-  world: RemoteWorld,
+  run: RemoteRun,
   options: RemoteOptions,
 ): Promise<RemoteIdleCluster[]> {
   const out: RemoteIdleCluster[] = [];
-  for (const cluster of world.clusters) {
-    const works = await world.client.list(
+  for (const cluster of run.clusters) {
+    const works = await run.client.list(
       resourcePath({
         apiVersion: 'work.open-cluster-management.io/v1',
         resource: 'manifestworks',
@@ -113,7 +113,7 @@ async function clusterFigures(
       nodes: options.nodesPerCluster,
       virtualClusters: options.virtualClustersPerCluster,
       stored: await storedCell(
-        world.connection,
+        run.connection,
         { namespace: cluster.world.cellNamespace, name: cluster.world.cell },
         options.nodesPerCluster,
       ),
@@ -138,10 +138,10 @@ function perMinuteByKind(changes: { kind: string }[], seconds: number): Record<s
 }
 
 export async function measureRemoteIdle(
-  world: RemoteWorld,
+  run: RemoteRun,
   options: RemoteOptions,
 ): Promise<RemoteIdle> {
-  const { stack, client, log } = { ...world, log: options.log };
+  const { stack, client, log } = { ...run, log: options.log };
   const total = options.clusters * options.virtualClustersPerCluster;
   const result: RemoteIdle = {
     clusters: [],
@@ -151,7 +151,7 @@ export async function measureRemoteIdle(
     settleSlices: [],
   };
   const readyStart = Date.now();
-  await createVirtualClusters(world, options.virtualClustersPerCluster);
+  await createVirtualClusters(run, options.virtualClustersPerCluster);
   const waited = await allVirtualClustersReady(stack, client, {
     count: total,
     timeoutSeconds: options.readyTimeoutSeconds,
@@ -170,19 +170,19 @@ export async function measureRemoteIdle(
     `  Metacontroller restarted for the steady-state rules (${round((Date.now() - restartStart) / 1000)} s)`,
   );
   const changes = new ChangeLog(
-    world.connection,
+    run.connection,
     { cellNamespace: 'kubecell-system', leaseNamespace: '' },
     log,
-    watchedKinds(world),
+    watchedKinds(run),
   );
   try {
     changes.start();
     const settled = await settleSyncRate(stack, total, options);
     Object.assign(result, { settled: settled.settled, settleSlices: settled.slices });
     result.seconds.settle = settled.seconds;
-    const start = await startWindow(stack, world.cpu);
+    const start = await startWindow(stack, run.cpu);
     await sleep(options.windowSeconds * 1000);
-    const { window, to } = await finishWindow(stack, start, world.cpu, {
+    const { window, to } = await finishWindow(stack, start, run.cpu, {
       virtualClusters: total,
       cells: options.clusters,
     });
@@ -199,8 +199,8 @@ export async function measureRemoteIdle(
       (call) => call.controller === 'virtualcluster' && call.hook === 'sync',
     );
     result.attribution = attribute(changes.changes, vcSyncs, { from: start.at, to });
-    result.clusters = await clusterFigures(world, options);
-    const first = world.clusters[0]!;
+    result.clusters = await clusterFigures(run, options);
+    const first = run.clusters[0]!;
     result.probe = await probeVirtualClusterSync(stack, client, {
       namespace: `${first.prefix}-000`,
       name: first.world.virtualCluster,

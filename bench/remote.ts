@@ -4,14 +4,14 @@
  * 1. Local: a fresh stack (harness/cluster/kubecell-stack.ts, the simulated outside world of
  *    harness/simulate on the hub: the Cell's ManagedCluster is the hub itself, `delivery: Local`),
  *    one Cell with `localNodes` Nodes, then ONE VirtualCluster: apply → Ready, step by step.
- * 2. Remote: a fresh hub with the real OCM hub (registration controller, work manager) and
- *    `clusters` managed control planes joined to it by OCM's real registration and work agents
- *    (ocm-managed.ts), with the intervals run.ts gives (lease 60 s and cluster health check 60 s:
+ * 2. Remote: the harness's remote world (harness/remote-world.ts): a fresh hub with the real OCM
+ *    hub (registration controller, work manager) and `clusters` managed control planes joined to
+ *    it by OCM's real registration and work agents (ocm-managed.ts), with the intervals run.ts gives (lease 60 s and cluster health check 60 s:
  *    OCM's defaults; the work agent's status sync: what docs/remote-cells.md recommends). On each
  *    managed cluster harness/simulate registers `nodesPerCluster` Nodes of its own machine profile
  *    and plays k3k; a Cell with `delivery: ManifestWork` on each; the KubeCell cell agent runs on
- *    each exactly as its delivered Deployment says (test/cluster/e2e/remote-fixtures.ts
- *    runDeliveredAgent: its command, environment, its ServiceAccount's token;
+ *    each exactly as its delivered Deployment says (harness/cell-agent/runner.ts runOnce: its
+ *    command, environment, its ServiceAccount's token;
  *    KUBECELL_AGENT_INTERVAL_SECONDS unset, so its default 30 s, and its watches). Then ONE
  *    VirtualCluster on the first Cell, apply → Ready step by step (the work created on the hub,
  *    applied on the managed cluster, k3k served, the sealed kubeconfig written by the agent and
@@ -23,7 +23,7 @@
  *    ManifestWorks, the clusters' Leases).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -32,23 +32,23 @@ import {
   virtualNodeClassManifest,
 } from '../harness/manifests.js';
 import { virtualClusterWorkName } from '../hooks/remote/contract.js';
-import { k3kCrdFiles } from '../harness/cluster/crds.js';
+import { writeSealingKey } from '../harness/cluster/certs.js';
 import { startKubeCellStack, type KubeCellStack } from '../harness/cluster/kubecell-stack.js';
-import { startOcmManagedCluster, type OcmManagedCluster } from '../harness/cluster/ocm.js';
-import type { ManagedProcess } from '../harness/cluster/processes.js';
-import { runDeliveredAgent, writeSealingKey } from '../test/cluster/e2e/remote-fixtures.js';
+import { whileRunning } from '../harness/cluster/processes.js';
 import {
-  KubeClient,
-  profileNodeRegistrations,
-  registerNode,
-  startSimulation,
-  type Simulation,
-} from '../harness/simulate/index.js';
+  agentDirIn,
+  remoteStackOptions,
+  startRemoteWorld,
+  type RemoteCluster,
+  type RemoteWorld,
+  type RemoteWorldOptions,
+} from '../harness/remote-world.js';
+import { KubeClient, startSimulation, type Simulation } from '../harness/simulate/index.js';
 import { IDLE_METACONTROLLER_ARGS } from './idle.js';
 import { adminConnection, type AdminConnection } from './watch.js';
 import { processCpu } from './metacontroller.js';
 import { round } from './stats.js';
-import { sleep } from '../harness/poll.js';
+import { poll, PollTimeout, sleep } from '../harness/poll.js';
 import { cpuMsOf } from './processes.js';
 import {
   agentPasses,
@@ -143,14 +143,22 @@ function worldNames(cell: string, profile: string): BenchWorldNames {
   };
 }
 
-/** The host namespace on the hub, and the host-namespace controller's baseline on it. */
+/** The host namespace on the hub, and (30 s at most) the host-namespace controller's baseline. */
 async function hostNamespace(client: KubeClient, namespace: string): Promise<void> {
   await client.apply(hostNamespaceManifest(namespace), USER);
-  for (let i = 0; i < 60; i++) {
-    const found = await client.find(`/api/v1/namespaces/${namespace}`);
-    if (found?.metadata.labels?.['pod-security.kubernetes.io/enforce'] !== undefined) return;
-    await sleep(500);
-  }
+  await poll(
+    `the baseline of host namespace ${namespace}`,
+    async () => {
+      const found = await client.find(`/api/v1/namespaces/${namespace}`);
+      return found?.metadata.labels?.['pod-security.kubernetes.io/enforce'] === undefined
+        ? { notYet: 'no Pod Security label' }
+        : { value: true };
+    },
+    { timeoutMs: 30_000, intervalMs: 500 },
+  ).catch((error: unknown) => {
+    // Measured all the same: the VirtualCluster's own wait says whether it became Ready.
+    if (!(error instanceof PollTimeout)) throw error;
+  });
 }
 
 // --- 1. local ---
@@ -206,21 +214,21 @@ async function measureLocal(options: RemoteOptions): Promise<ApplyToReady> {
 
 // --- 2. the remote world ---
 
-export interface ManagedWorld {
-  managed: OcmManagedCluster;
-  simulation: Simulation;
+/** A managed cluster of the world, with what the benchmark applies and watches there. */
+export interface MeasuredCluster extends RemoteCluster {
   world: BenchWorldNames;
   connection: AdminConnection;
-  agent?: ManagedProcess;
   /** Prefix of its VirtualClusters' namespaces. */
   prefix: string;
 }
 
-export interface RemoteWorld {
+/** The harness's remote world as the benchmark measures it. */
+export interface RemoteRun {
+  remote: RemoteWorld;
   stack: KubeCellStack;
   client: KubeClient;
   connection: AdminConnection;
-  clusters: ManagedWorld[];
+  clusters: MeasuredCluster[];
   workDir: string;
   cpu: () => Record<string, number | undefined>;
 }
@@ -229,46 +237,13 @@ function managedClusterName(index: number): string {
   return `cell-remote-${String.fromCharCode(97 + index)}`;
 }
 
-async function joinCluster(
-  stack: KubeCellStack,
-  index: number,
-  options: RemoteOptions,
-): Promise<ManagedWorld> {
-  const name = managedClusterName(index);
-  const first = stack.ocm?.managedCluster;
-  const managed =
-    index === 0 && first
-      ? first
-      : await startOcmManagedCluster(stack.ocm!.hub, {
-          name,
-          ...options.ocm,
-          extraCrdFiles: k3kCrdFiles(),
-          log: (line) => options.log(`  ${name}: ${line}`),
-        });
-  const simulation = await startSimulation(managed.cluster.kubeconfigPath, {
-    ocm: false,
-    kubevirt: false,
-    clusterAPI: false,
-    profileNodes: false,
-    k3k: { intervalMs: options.k3kIntervalMs },
-  });
+/** The names of cluster `name`'s Cell and machine profile, and its namespaces' prefix. */
+function clusterNames(name: string): { world: BenchWorldNames; prefix: string } {
   const letter = name.slice(-1);
-  const world = worldNames(`remote-${letter}`, `remote-${letter}-cpu`);
-  for (const registration of profileNodeRegistrations(world.profile, [], {
-    perProfile: options.nodesPerCluster,
-  })) {
-    await registerNode(simulation.client, registration);
-  }
-  return {
-    managed,
-    simulation,
-    world,
-    connection: adminConnection(managed.cluster.kubeconfigPath),
-    prefix: `r${letter}`,
-  };
+  return { world: worldNames(`remote-${letter}`, `remote-${letter}-cpu`), prefix: `r${letter}` };
 }
 
-function cpuReader(stack: KubeCellStack, clusters: ManagedWorld[]) {
+function cpuReader(stack: KubeCellStack, clusters: MeasuredCluster[]) {
   return (): Record<string, number | undefined> => {
     const out: Record<string, number | undefined> = { ...processCpu(stack) };
     const hub = stack.ocm?.hub;
@@ -279,7 +254,7 @@ function cpuReader(stack: KubeCellStack, clusters: ManagedWorld[]) {
       const agents = cluster.managed.agents();
       out[`${name} registration agent`] = cpuMsOf(agents?.registration.pid);
       out[`${name} work agent`] = cpuMsOf(agents?.work.pid);
-      out[`${name} cell agent`] = cpuMsOf(cluster.agent?.pid);
+      out[`${name} cell agent`] = cpuMsOf(cluster.agent.process?.pid);
       out[`${name} apiserver + etcd`] =
         (cpuMsOf(cluster.managed.cluster.processes.kubeApiserver.pid) ?? NaN) +
         (cpuMsOf(cluster.managed.cluster.processes.etcd.pid) ?? NaN);
@@ -288,22 +263,55 @@ function cpuReader(stack: KubeCellStack, clusters: ManagedWorld[]) {
   };
 }
 
-async function startRemoteWorld(options: RemoteOptions): Promise<RemoteWorld> {
+/**
+ * The hub and `clusters` managed clusters (OCM's intervals of run.ts), each with
+ * `nodesPerCluster` Nodes of its own machine profile and k3k simulated, the cell agents not yet
+ * running (remoteCells runs them once the Cells are applied).
+ */
+function remoteWorldOptions(options: RemoteOptions, workDir: string): RemoteWorldOptions {
+  const clusters = Array.from({ length: options.clusters }, (_, index) => {
+    const name = managedClusterName(index);
+    const profile = clusterNames(name).world.profile;
+    return { name, ocm: options.ocm, nodes: { profile, count: options.nodesPerCluster } };
+  });
+  const sealingKeyFile = path.join(workDir, 'sealing-key.pem');
+  writeSealingKey(sealingKeyFile);
+  return {
+    clusters,
+    sealingKeyFile,
+    // A folder of its own per cluster: the agent's log file is named after the process.
+    agentDir: agentDirIn(workDir),
+    k3kIntervalMs: options.k3kIntervalMs,
+    log: (cluster, source, line) => {
+      if (source === 'ocm') options.log(`  ${cluster}: ${line}`);
+    },
+  };
+}
+
+async function startRemoteRun(options: RemoteOptions): Promise<RemoteRun> {
   const workDir = mkdtempSync(path.join(tmpdir(), 'kubecell-bench-remote-'));
+  const worldOptions = remoteWorldOptions(options, workDir);
   const stack = await startKubeCellStack({
     metacontrollerArgs: IDLE_METACONTROLLER_ARGS,
     provisioners: [],
-    ocmHub: 'real',
-    ocmManagedCluster: {
-      name: managedClusterName(0),
-      ...options.ocm,
-      extraCrdFiles: k3kCrdFiles(),
-    },
-    hookServerEnv: { KUBECELL_SEALING_KEY_FILE: writeSealingKey(workDir) },
+    ...remoteStackOptions(worldOptions),
     log: (line) => options.log(`  hub stack: ${line}`),
   });
-  const clusters: ManagedWorld[] = [];
-  const world: RemoteWorld = {
+  let remote: RemoteWorld;
+  try {
+    remote = await startRemoteWorld(stack, worldOptions);
+  } catch (error) {
+    await stack.stop();
+    rmSync(workDir, { recursive: true, force: true });
+    throw error;
+  }
+  const clusters = remote.clusters.map((cluster) => ({
+    ...cluster,
+    ...clusterNames(cluster.managed.name),
+    connection: adminConnection(cluster.managed.cluster.kubeconfigPath),
+  }));
+  return {
+    remote,
     stack,
     client: new KubeClient(stack.cluster.kubeconfigPath, { maxSockets: 32 }),
     connection: adminConnection(stack.cluster.kubeconfigPath),
@@ -311,39 +319,26 @@ async function startRemoteWorld(options: RemoteOptions): Promise<RemoteWorld> {
     workDir,
     cpu: cpuReader(stack, clusters),
   };
-  try {
-    for (let index = 0; index < options.clusters; index++)
-      clusters.push(await joinCluster(stack, index, options));
-  } catch (error) {
-    await stopRemoteWorld(world);
-    throw error;
-  }
-  return world;
 }
 
-async function stopRemoteWorld(world: RemoteWorld): Promise<void> {
-  for (const cluster of world.clusters) {
-    await cluster.agent?.stop();
-    await cluster.simulation.stop();
-    cluster.connection.agent.destroy();
-    // The stack stops the first managed cluster itself.
-    if (cluster.managed !== world.stack.ocm?.managedCluster) await cluster.managed.stop();
-  }
-  world.client.close();
-  world.connection.agent.destroy();
-  await world.stack.stop();
-  rmSync(world.workDir, { recursive: true, force: true });
+async function stopRemoteRun(run: RemoteRun): Promise<void> {
+  for (const cluster of run.clusters) cluster.connection.agent.destroy();
+  await run.remote.stop();
+  run.client.close();
+  run.connection.agent.destroy();
+  await run.stack.stop();
+  rmSync(run.workDir, { recursive: true, force: true });
 }
 
 /** Each Cell applied, its agent run as delivered, every Cell Ready. */
-async function remoteCells(world: RemoteWorld, options: RemoteOptions): Promise<number> {
-  const { stack, client } = world;
+async function remoteCells(run: RemoteRun, options: RemoteOptions): Promise<number> {
+  const { stack, client } = run;
   const started = Date.now();
   await client.apply(
-    virtualNodeClassManifest(world.clusters[0]!.world.klass, world.clusters[0]!.world.entitlement),
+    virtualNodeClassManifest(run.clusters[0]!.world.klass, run.clusters[0]!.world.entitlement),
     USER,
   );
-  for (const cluster of world.clusters) {
+  for (const cluster of run.clusters) {
     await client.apply(
       cellManifest(cluster.world.cell, {
         namespace: cluster.world.cellNamespace,
@@ -354,28 +349,21 @@ async function remoteCells(world: RemoteWorld, options: RemoteOptions): Promise<
       USER,
     );
   }
-  for (const cluster of world.clusters) {
-    // A folder of its own: the agent's log file is named after the process.
-    const workDir = path.join(world.workDir, cluster.managed.name);
-    mkdirSync(workDir);
-    cluster.agent = await runDeliveredAgent({
-      stack,
-      managed: cluster.managed,
-      managedView: { ...stack, cluster: cluster.managed.cluster },
-      simulation: cluster.simulation,
-      profile: cluster.world.profile,
-      workDir,
-      stop: async () => {},
+  for (const cluster of run.clusters) {
+    await cluster.agent.runOnce({
+      timeoutMs: 120_000,
+      intervalMs: 300,
+      ...whileRunning(stack.metacontroller.process, stack.hookServer),
     });
   }
-  for (const cluster of world.clusters) await untilCellReady(client, cluster.world, 5 * 60_000);
+  for (const cluster of run.clusters) await untilCellReady(client, cluster.world, 5 * 60_000);
   const seconds = round((Date.now() - started) / 1000);
-  options.log(`  ${world.clusters.length} remote Cells Ready (${seconds} s)`);
+  options.log(`  ${run.clusters.length} remote Cells Ready (${seconds} s)`);
   return seconds;
 }
 
 /** Delivered Deployment's KUBECELL_AGENT_INTERVAL_SECONDS, else the agent's default (30). */
-async function agentInterval(world: RemoteWorld, cluster: ManagedWorld): Promise<number> {
+async function agentInterval(cluster: MeasuredCluster): Promise<number> {
   const client = new KubeClient(cluster.managed.cluster.kubeconfigPath);
   try {
     const deployment = await client.find(
@@ -410,12 +398,12 @@ function waitsOf(milestones: Milestones): RemoteApplyToReady['waits'] {
 }
 
 async function measureRemoteApply(
-  world: RemoteWorld,
+  run: RemoteRun,
   options: RemoteOptions,
   base: { stackStartSeconds: number; cellReadySeconds: number },
 ): Promise<RemoteApplyToReady> {
-  const { client, connection } = world;
-  const cluster = world.clusters[0]!;
+  const { client, connection } = run;
+  const cluster = run.clusters[0]!;
   const namespace = `${cluster.prefix}-000`;
   const timeline = new Timeline();
   let uid: string | undefined;
@@ -448,8 +436,9 @@ async function measureRemoteApply(
       timeoutMs: 5 * 60_000,
       onCreated: (created) => (uid = created),
     });
-    const interval = await agentInterval(world, cluster);
-    const passes = cluster.agent ? agentPasses(cluster.agent.logFile) : [];
+    const interval = await agentInterval(cluster);
+    const agentLog = cluster.agent.process?.logFile;
+    const passes = agentLog ? agentPasses(agentLog) : [];
     const readyAt = measured.appliedAt + measured.seconds * 1000;
     const around = passes.filter(
       (p) => p.at >= measured.appliedAt - interval * 1000 - 5000 && p.at <= readyAt,
@@ -460,7 +449,7 @@ async function measureRemoteApply(
       agentIntervalSeconds: interval,
       agentPasses: around.map((p) => round((p.at - measured.appliedAt) / 1000, 2)),
       agentPassTriggers: around.map((p) => p.trigger ?? 'unknown'),
-      joinSeconds: world.clusters.map((c) => round(c.managed.joinSeconds)),
+      joinSeconds: run.clusters.map((c) => round(c.managed.joinSeconds)),
       waits: waitsOf(measured.milestones),
     };
   } finally {
@@ -486,19 +475,19 @@ function execGit(args: string[]): string {
 
 async function runRemote(options: RemoteOptions, result: RemoteResult): Promise<void> {
   const started = Date.now();
-  const world = await startRemoteWorld(options);
+  const run = await startRemoteRun(options);
   try {
     const stackStartSeconds = round((Date.now() - started) / 1000);
     options.log(`  hub and ${options.clusters} managed clusters up (${stackStartSeconds} s)`);
-    const cellReadySeconds = await remoteCells(world, options);
-    result.remote = await measureRemoteApply(world, options, {
+    const cellReadySeconds = await remoteCells(run, options);
+    result.remote = await measureRemoteApply(run, options, {
       stackStartSeconds,
       cellReadySeconds,
     });
     options.log(`remote: apply → Ready ${result.remote.seconds} s`);
-    result.idle = await measureRemoteIdle(world, options);
+    result.idle = await measureRemoteIdle(run, options);
   } finally {
-    await stopRemoteWorld(world);
+    await stopRemoteRun(run);
   }
 }
 

@@ -1,5 +1,6 @@
 // What `npm run local-up` takes on its command line, shared by up.ts and the supervisor, and how
 // both describe the simulation that `--simulate` adds and the second cluster `--remote` adds.
+import { REMOTE_CLUSTER } from '../../harness/remote-world.js';
 
 export const USAGE = [
   'usage: npm run local-up [-- --simulate [--remote]]',
@@ -69,7 +70,7 @@ export const SIMULATED_LINES = [
 ];
 
 /** The ManagedCluster `--remote` joins to the real OCM hub. */
-export const REMOTE_CLUSTER_NAME = 'cell-remote';
+export const REMOTE_CLUSTER_NAME = REMOTE_CLUSTER;
 
 /**
  * Seconds between two passes of the cell agent local-up runs on the managed cluster. The

@@ -1,23 +1,25 @@
-// `local-up --simulate --remote`: the second cluster beside the hub.
+// `local-up --simulate --remote`: the second cluster beside the hub, built with the harness's
+// remote world (harness/remote-world.ts).
 //
-//   remoteStackOptions()  what the KubeCell stack (harness/cluster/kubecell-stack.ts) starts on top
-//                         of today's hub: the real OCM hub (`ocmHub: 'real'`), a managed control
-//                         plane joined as cell-remote by OCM's real agents (with k3k's CRDs, which
-//                         the VirtualClusters' works carry; the work agent's status sync every
-//                         REMOTE_STATUS_SYNC_INTERVAL_SECONDS), and the hook server's sealing key
-//   hubSimulationClient() the hub's simulation, minus the Cells bound to cell-remote (cell-view.ts)
-//   startRemoteWorld()    on cell-remote: harness/simulate/ (kubelets of the Cells bound to it,
-//                         the provider baseline, k3k; no OCM: the real agents are there) and the
-//                         KubeCell cell agent the hub delivers, run as a process
-//                         (cell-agent-runner.ts)
+//   localRemoteOptions()   the world local-up runs: the managed cluster cell-remote (the work
+//                          agent's status sync every REMOTE_STATUS_SYNC_INTERVAL_SECONDS), the
+//                          kubelets of the Cells bound to it, the hub's sealing key and the cell
+//                          agent's files in the state directory (remote-files.ts), its log lines
+//   startLocalRemote()     on the started stack: that world, the managed cluster's kubeconfig
+//                          copied to the state directory, and the cell agent run as a kubelet
+//                          runs its Deployment (harness/cell-agent/runner.ts)
+//   hubSimulationClient()  the hub's simulation, minus the Cells bound to cell-remote
+//   ocmProcesses()         the processes of the real OCM hub and of cell-remote, for state.json
 import { chmodSync, copyFileSync } from 'node:fs';
-import type { KubeCellStack, KubeCellStackOptions } from '../../harness/cluster/kubecell-stack.js';
-import { k3kCrdFiles } from '../../harness/cluster/crds.js';
-import type { OcmManagedCluster } from '../../harness/cluster/ocm.js';
+import type { KubeCellStack } from '../../harness/cluster/kubecell-stack.js';
 import type { ManagedProcess } from '../../harness/cluster/processes.js';
-import { KubeClient, startSimulation, type Simulation } from '../../harness/simulate/index.js';
-import { CellAgentRunner } from './cell-agent-runner.js';
-import { CellViewClient, boundCluster } from './cell-view.js';
+import {
+  startRemoteWorld,
+  type RemoteWorld,
+  type RemoteWorldOptions,
+} from '../../harness/remote-world.js';
+import { CellViewClient, boundCluster } from '../../harness/simulate/cell-view.js';
+import type { KubeClient } from '../../harness/simulate/index.js';
 import { repeatSuppressing } from './log-lines.js';
 import {
   REMOTE_AGENT_INTERVAL_SECONDS,
@@ -26,22 +28,45 @@ import {
   SIMULATED_NODES_PER_PROFILE,
 } from './options.js';
 import type { RemoteFiles } from './remote-files.js';
+import { localLogDir } from './state.js';
 
-/** The stack options --remote adds (the caller's hook server environment is merged). */
-export function remoteStackOptions(
+type Log = (line: string) => void;
+
+/** The lines of cell-remote: its start, its simulation and the cell agent's kubelet. */
+function remoteLog(log: Log): NonNullable<RemoteWorldOptions['log']> {
+  const simulation = repeatSuppressing(log);
+  const agent = repeatSuppressing(log);
+  return (cluster, source, line) => {
+    if (source === 'simulation') simulation(`[${cluster}] [SIMULATED] ${line}`);
+    else if (source === 'agent runner') agent(`[${cluster}] [kubelet for the cell agent] ${line}`);
+    else log(`[${cluster}] ${line}`);
+  };
+}
+
+/** The remote world of local-up (its stack options are remoteStackOptions of these). */
+export function localRemoteOptions(
   files: RemoteFiles,
-  log: (line: string) => void,
-): Pick<KubeCellStackOptions, 'ocmHub' | 'ocmManagedCluster' | 'hookServerEnv'> {
+  log: Log,
+  onAgentProcess?: (process: ManagedProcess | undefined) => void,
+): RemoteWorldOptions {
   return {
-    ocmHub: 'real',
-    ocmManagedCluster: {
-      name: REMOTE_CLUSTER_NAME,
-      statusSyncIntervalSeconds: REMOTE_STATUS_SYNC_INTERVAL_SECONDS,
-      // The k3k Cluster of each VirtualCluster's work must have its CRD there before it applies.
-      extraCrdFiles: k3kCrdFiles(),
-      log: (line) => log(`[${REMOTE_CLUSTER_NAME}] ${line}`),
-    },
-    hookServerEnv: { KUBECELL_SEALING_KEY_FILE: files.sealingKeyFile },
+    clusters: [
+      {
+        name: REMOTE_CLUSTER_NAME,
+        ocm: { statusSyncIntervalSeconds: REMOTE_STATUS_SYNC_INTERVAL_SECONDS },
+        nodes: { perProfile: SIMULATED_NODES_PER_PROFILE },
+      },
+    ],
+    sealingKeyFile: files.sealingKeyFile,
+    agentDir: () => ({ dir: files.agentDir, logDir: localLogDir }),
+    agentDefaults: { KUBECELL_AGENT_INTERVAL_SECONDS: String(REMOTE_AGENT_INTERVAL_SECONDS) },
+    ...(onAgentProcess
+      ? {
+          onAgentProcess: (_cluster: string, process: ManagedProcess | undefined) =>
+            onAgentProcess(process),
+        }
+      : {}),
+    log: remoteLog(log),
   };
 }
 
@@ -52,66 +77,20 @@ export function hubSimulationClient(hubKubeconfig: string): KubeClient {
   });
 }
 
-export interface RemoteWorld {
-  managed: OcmManagedCluster;
-  simulation: Simulation;
-  agent: CellAgentRunner;
-  /** Stops the agent and the simulation (the stack stops the clusters and OCM). */
-  stop(): Promise<void>;
-}
-
-export interface RemoteWorldOptions {
-  files: RemoteFiles;
-  logDir: string;
-  log: (line: string) => void;
-  /** Told whenever the cell agent process starts or stops. */
-  onAgentProcess(process: ManagedProcess | undefined): void;
-}
-
-export async function startRemoteWorld(
+/** cell-remote's world on the started stack, its kubeconfig in the state directory, the agent running. */
+export async function startLocalRemote(
   stack: KubeCellStack,
-  options: RemoteWorldOptions,
+  files: RemoteFiles,
+  log: Log,
+  onAgentProcess: (process: ManagedProcess | undefined) => void,
 ): Promise<RemoteWorld> {
   const managed = stack.ocm?.managedCluster;
-  const hub = stack.ocm?.hub;
-  if (!managed || !hub) throw new Error('the stack runs no OCM hub with a managed cluster');
-  copyFileSync(managed.cluster.kubeconfigPath, options.files.managedKubeconfig);
-  chmodSync(options.files.managedKubeconfig, 0o600);
-
-  const hubCells = new KubeClient(stack.cluster.kubeconfigPath);
-  const managedClient = new CellViewClient(managed.cluster.kubeconfigPath, {
-    cellsFrom: hubCells,
-    keep: (cell) => boundCluster(cell) === REMOTE_CLUSTER_NAME,
-  });
-  const log = (line: string): void => options.log(`[${REMOTE_CLUSTER_NAME}] ${line}`);
-  const simulation = await startSimulation(managedClient, {
-    ocm: false,
-    kubevirt: false,
-    clusterAPI: false,
-    profileNodes: { perProfile: SIMULATED_NODES_PER_PROFILE },
-    log: repeatSuppressing((line) => log(`[SIMULATED] ${line}`)),
-  });
-  const agent = new CellAgentRunner({
-    managed: managed.cluster,
-    client: managedClient,
-    dir: options.files.agentDir,
-    logDir: options.logDir,
-    defaults: { KUBECELL_AGENT_INTERVAL_SECONDS: String(REMOTE_AGENT_INTERVAL_SECONDS) },
-    log: repeatSuppressing((line) => log(`[kubelet for the cell agent] ${line}`)),
-    onProcess: options.onAgentProcess,
-  });
-  agent.start();
-  return {
-    managed,
-    simulation,
-    agent,
-    async stop() {
-      await agent.stop();
-      await simulation.stop();
-      managedClient.close();
-      hubCells.close();
-    },
-  };
+  if (!managed) throw new Error('the stack runs no OCM hub with a managed cluster');
+  copyFileSync(managed.cluster.kubeconfigPath, files.managedKubeconfig);
+  chmodSync(files.managedKubeconfig, 0o600);
+  const world = await startRemoteWorld(stack, localRemoteOptions(files, log, onAgentProcess));
+  world.agent.start();
+  return world;
 }
 
 /** The processes of the real OCM hub and of cell-remote, by name, with their executables. */

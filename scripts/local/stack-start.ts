@@ -7,19 +7,15 @@ import { ensureBinaries } from '../../harness/cluster/binaries.js';
 import { startKubeCellStack, type KubeCellStack } from '../../harness/cluster/kubecell-stack.js';
 import type { ManagedProcess } from '../../harness/cluster/processes.js';
 import { startSimulation, type Simulation } from '../../harness/simulate/index.js';
-import { CELL_AGENT_PROCESS } from './cell-agent-runner.js';
+import { CELL_AGENT_PROCESS } from '../../harness/cell-agent/runner.js';
 import { repeatSuppressing } from './log-lines.js';
 import {
   REMOTE_CLUSTER_NAME,
   SIMULATED_LEASE_DURATION_SECONDS,
   SIMULATED_NODES_PER_PROFILE,
 } from './options.js';
-import {
-  hubSimulationClient,
-  ocmProcesses,
-  remoteStackOptions,
-  type RemoteWorld,
-} from './remote.js';
+import { remoteStackOptions, type RemoteWorld } from '../../harness/remote-world.js';
+import { hubSimulationClient, localRemoteOptions, ocmProcesses } from './remote.js';
 import { writeRemoteFiles } from './remote-files.js';
 import { localDir, localTmpDir, repoRoot, type RecordedProcess } from './state.js';
 
@@ -43,7 +39,9 @@ export async function startLocalStack(remote: boolean, log: Log): Promise<KubeCe
       'the controllers of metacontroller/' +
       (remote ? `, the real OCM hub and the managed cluster ${REMOTE_CLUSTER_NAME}` : ''),
   );
-  const remoteOptions = remote ? remoteStackOptions(writeRemoteFiles(localDir), log) : undefined;
+  const remoteOptions = remote
+    ? remoteStackOptions(localRemoteOptions(writeRemoteFiles(localDir), log))
+    : undefined;
   return startKubeCellStack({
     controlPlane: { binaries },
     ...remoteOptions,

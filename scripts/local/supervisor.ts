@@ -34,7 +34,8 @@ import {
   USAGE,
   parseUpArguments,
 } from './options.js';
-import { ocmProcesses, startRemoteWorld, type RemoteWorld } from './remote.js';
+import type { RemoteWorld } from '../../harness/remote-world.js';
+import { ocmProcesses, startLocalRemote } from './remote.js';
 import { remoteFiles } from './remote-files.js';
 import { recordProcesses, startHubSimulation, startLocalStack } from './stack-start.js';
 import {
@@ -207,14 +208,9 @@ async function startSimulations(running: KubeCellStack): Promise<void> {
   if (!remote || phase !== 'starting') return;
   for (const line of REMOTE_LINES) log(line);
   const files = remoteFiles(localDir);
-  remoteWorld = await startRemoteWorld(running, {
-    files,
-    logDir: localLogDir,
-    log,
-    onAgentProcess: () => {
-      state.processes = recordProcesses(running, remoteWorld);
-      save();
-    },
+  remoteWorld = await startLocalRemote(running, files, log, () => {
+    state.processes = recordProcesses(running, remoteWorld);
+    save();
   });
   const managed = remoteWorld.managed.cluster;
   state.remote = {

@@ -27,7 +27,7 @@ import {
   SEALING_PUBLIC_KEY_CONFIGMAP,
   SEALING_PUBLIC_KEY_KEY,
 } from '../../../hooks/remote/contract.js';
-import { deliveredPod } from '../../../scripts/local/delivered-pod.js';
+import { deliveredPod } from '../../../harness/cell-agent/delivered-pod.js';
 import {
   agentPasses,
   agentWatchAnswers,
@@ -40,7 +40,7 @@ import {
   type Grant,
 } from '../../support/agent-rbac.js';
 import { HUB_KUBECONFIG_SECRET, OCM_AGENT_NAMESPACE } from '../../../harness/cluster/ocm-agents.js';
-import { deliveredAgentDeployment, type RemoteWorld } from './remote-fixtures.js';
+import { deliveredAgentDeployment, managedView, type RemoteWorld } from './remote-fixtures.js';
 import { getObject, kubectl } from './support.js';
 
 export interface AgentRbacFindings {
@@ -69,7 +69,7 @@ const isAgent = (binding: Binding): boolean =>
 /** The Roles and ClusterRoles the managed cluster binds to the agent's ServiceAccount. */
 async function boundRoles(world: RemoteWorld): Promise<KubernetesObject[]> {
   const list = async (args: string[]) =>
-    (JSON.parse(await kubectl(world.managedView, [...args, '-o', 'json'])) as { items: Binding[] })
+    (JSON.parse(await kubectl(managedView(world), [...args, '-o', 'json'])) as { items: Binding[] })
       .items;
   const bindings = [
     ...(await list(['get', 'clusterrolebindings'])),
@@ -80,7 +80,7 @@ async function boundRoles(world: RemoteWorld): Promise<KubernetesObject[]> {
     const kind = roleRef.kind === 'Role' ? 'role' : 'clusterrole';
     const where = kind === 'role' ? ['-n', metadata.namespace!] : [];
     const role = JSON.parse(
-      await kubectl(world.managedView, ['get', kind, roleRef.name, ...where, '-o', 'json']),
+      await kubectl(managedView(world), ['get', kind, roleRef.name, ...where, '-o', 'json']),
     ) as KubernetesObject;
     // A ClusterRole bound by a RoleBinding grants its rules in that namespace only.
     roles.push(
@@ -95,11 +95,11 @@ async function boundRoles(world: RemoteWorld): Promise<KubernetesObject[]> {
 /** k3k's kubeconfig of `name` changes, as a k3k that renewed its certificates would write it. */
 async function changeKubeconfig(world: RemoteWorld, namespace: string, name: string) {
   const secret = `k3k-${name}-kubeconfig`;
-  const found = await getObject(world.managedView, 'secret', secret, namespace);
+  const found = await getObject(managedView(world), 'secret', secret, namespace);
   const data = (found as { data?: Record<string, string> } | undefined)?.data ?? {};
   const text = Buffer.from(data['kubeconfig.yaml'] ?? '', 'base64').toString('utf8');
   const changed = Buffer.from(`${text}# renewed ${new Date().toISOString()}\n`).toString('base64');
-  await kubectl(world.managedView, [
+  await kubectl(managedView(world), [
     'patch',
     'secret',
     secret,
@@ -120,7 +120,7 @@ async function forgetAgentKey(world: RemoteWorld): Promise<void> {
     ['secret', AGENT_SIGNING_KEY_SECRET],
     ['configmap', AGENT_IDENTITY_CONFIGMAP],
   ] as const) {
-    await kubectl(world.managedView, [
+    await kubectl(managedView(world), [
       'patch',
       kind,
       name,
@@ -222,7 +222,7 @@ export async function agentRbacOnManagedCluster(
     }),
   );
   const keyMap = await getObject(
-    world.managedView,
+    managedView(world),
     'configmap',
     SEALING_PUBLIC_KEY_CONFIGMAP,
     AGENT_NAMESPACE,

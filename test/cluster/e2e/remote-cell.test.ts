@@ -35,8 +35,10 @@ import { agentRbacOnManagedCluster } from './remote-agent-rbac.js';
 import {
   MANAGED_CLUSTER,
   MANIFESTWORK,
-  runDeliveredAgent,
+  managedView,
+  runAgent,
   startRemoteWorld,
+  stopRemoteWorld,
   type RemoteWorld,
 } from './remote-fixtures.js';
 import {
@@ -88,7 +90,6 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
   const name = 'vc-remote';
   const klass = 'remote-small';
   let world: RemoteWorld;
-  let agent: ManagedProcess | undefined;
   let uid: string;
   let alice: string;
 
@@ -99,8 +100,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
 
   after(async function () {
     this.timeout(120_000);
-    await agent?.stop();
-    await world?.stop();
+    await stopRemoteWorld(world);
   });
 
   it('the hub components were given only the hub: no route or credential to the managed cluster', async function () {
@@ -136,7 +136,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
       kind: 'ManagedCluster',
       name: MANAGED_CLUSTER,
     });
-    agent = await runDeliveredAgent(world);
+    await runAgent(world);
     const ready = await eventuallyPhase(world.stack, CELL, cell, CELL_NAMESPACE, 'Ready', 120_000);
     const status = ready.status as Record<string, unknown>;
     expect((status['managedCluster'] as Record<string, unknown>)['leaseFresh']).to.equal(true);
@@ -220,11 +220,11 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
     const since = (at: number | undefined) => (at ? ((Date.now() - at) / 1000).toFixed(1) : '–');
     console.log(
       `      apply → Ready ${since(appliedAt)} s, k3k served → Ready ${since(served)} s (seen by a` +
-        ` 0.3-s poll; work agent status sync 2 s); the pass that sealed it: ${sealingPass(agent)}`,
+        ` 0.3-s poll; work agent status sync 2 s); the pass that sealed it: ${sealingPass(world.agent.process)}`,
     );
     uid = vc.metadata.uid!;
     const remote = (resource: string, child: string) =>
-      getObject(world.managedView, resource, child, namespace);
+      getObject(managedView(world), resource, child, namespace);
     expect(await remote(K3K_CLUSTER, name), 'k3k Cluster on the managed cluster').to.not.equal(
       undefined,
     );
@@ -275,7 +275,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
     );
     const text = JSON.stringify(work);
     const original = kubeconfigText(
-      await getObject(world.managedView, 'secret', `k3k-${name}-kubeconfig`, namespace),
+      await getObject(managedView(world), 'secret', `k3k-${name}-kubeconfig`, namespace),
     );
     const key = /client-key-data: (.+)$/m.exec(original)?.[1];
     expect(key).to.be.a('string');
@@ -285,9 +285,9 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
 
   it('the cell agent holds exactly what its passes call, by name; anything else on the managed apiserver is refused', async function () {
     // One writer at a time: the delivered agent pauses while the test's passes run as it.
-    await agent?.stop();
+    await world.agent.stop();
     const findings = await agentRbacOnManagedCluster(world, { namespace, name });
-    agent = await runDeliveredAgent(world);
+    await runAgent(world);
     expect(findings.passes.map((pass) => pass.errors)).to.deep.equal([[], []]);
     expect(findings.passes[1]).to.deep.include({
       reports: { [profile]: 'updated' },
@@ -334,7 +334,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
       ['service', `kubecell-${name}-api`],
     ] as const) {
       const left: ObjectWithStatus | undefined = await getObject(
-        world.managedView,
+        managedView(world),
         resource,
         child,
         namespace,
@@ -367,7 +367,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
       ]);
       await eventuallyGone(world.stack, VC, lost, namespace, 120_000);
       // What the cluster still holds stays there until its agent comes back.
-      expect(await getObject(world.managedView, K3K_CLUSTER, lost, namespace)).to.not.equal(
+      expect(await getObject(managedView(world), K3K_CLUSTER, lost, namespace)).to.not.equal(
         undefined,
       );
     } finally {
@@ -384,10 +384,10 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
     await poll(
       `k3k Cluster ${lost} removed from the managed cluster`,
       async () =>
-        (await getObject(world.managedView, K3K_CLUSTER, lost, namespace)) === undefined
+        (await getObject(managedView(world), K3K_CLUSTER, lost, namespace)) === undefined
           ? { value: true }
           : { notYet: 'still there' },
-      watching(world.managedView, 120_000),
+      watching(managedView(world), 120_000),
     );
   });
 });

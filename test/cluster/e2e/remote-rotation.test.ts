@@ -23,7 +23,6 @@ import {
 } from '../../../hooks/remote/contract.js';
 import { keyId, loadPrivateKey, parseAgentPublicKey } from '../../../hooks/remote/sealing-keys.js';
 import { writeSealingKey } from '../../../harness/cluster/certs.js';
-import type { ManagedProcess } from '../../../harness/cluster/processes.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from '../shared-cluster.js';
 import {
   CELL,
@@ -36,8 +35,10 @@ import {
 import {
   MANAGED_CLUSTER,
   MANIFESTWORK,
-  runDeliveredAgent,
+  managedView,
+  runAgent,
   startRemoteWorld,
+  stopRemoteWorld,
   type RemoteWorld,
 } from './remote-fixtures.js';
 import {
@@ -71,7 +72,7 @@ type Where = { namespace: string; name: string };
 /** The envelope of the seal in the VirtualCluster's ConfigMap on the managed cluster. */
 async function envelopeOn(world: RemoteWorld, vc: Where): Promise<Record<string, unknown>> {
   const configMap = await getObject(
-    world.managedView,
+    managedView(world),
     'configmap',
     sealedKubeconfigConfigMapName(vc.name),
     vc.namespace,
@@ -86,7 +87,7 @@ async function envelopeOn(world: RemoteWorld, vc: Where): Promise<Record<string,
 /** The public signing key the agent published on the managed cluster, as text. */
 async function publishedAgentKey(world: RemoteWorld): Promise<string | undefined> {
   const identity = await getObject(
-    world.managedView,
+    managedView(world),
     'configmap',
     AGENT_IDENTITY_CONFIGMAP,
     AGENT_NAMESPACE,
@@ -123,13 +124,12 @@ function watchReady(world: RemoteWorld, vcs: () => readonly Where[]) {
 describe('e2e: sealed kubeconfigs of a remote Cell: origin and a rotation of the hub key', function () {
   this.timeout(300_000);
   let world: RemoteWorld;
-  let agent: ManagedProcess | undefined;
   let oldKeyFile: string;
 
   before(async function () {
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
-    world = await startRemoteWorld(profile);
-    oldKeyFile = path.join(world.workDir, 'sealing-key.pem');
+    world = await startRemoteWorld(profile, { agentDefaults: FAST_AGENT });
+    oldKeyFile = world.sealingKeyFile;
     await apply(
       world.stack,
       cellManifest(cell, {
@@ -140,7 +140,7 @@ describe('e2e: sealed kubeconfigs of a remote Cell: origin and a rotation of the
       }),
       'e2e-platform',
     );
-    agent = await runDeliveredAgent(world, FAST_AGENT);
+    await runAgent(world);
     await eventuallyPhase(world.stack, CELL, cell, CELL_NAMESPACE, 'Ready', 120_000);
     await apply(world.stack, virtualNodeClassManifest(klass, GPU_CLASS_QUOTA), 'e2e-platform');
     for (const vc of VCS) {
@@ -157,8 +157,7 @@ describe('e2e: sealed kubeconfigs of a remote Cell: origin and a rotation of the
 
   after(async function () {
     this.timeout(120_000);
-    await agent?.stop();
-    await world?.stop();
+    await stopRemoteWorld(world);
   });
 
   it("each seal names cell-remote and the hub key, signed with the key the agent published; the hub records that key on the VirtualCluster's work", async function () {
@@ -185,7 +184,7 @@ describe('e2e: sealed kubeconfigs of a remote Cell: origin and a rotation of the
   });
 
   it('rotating the hub key with VirtualClusters Ready: none leaves Ready, one made meanwhile turns Ready, all end sealed for the new key', async function () {
-    const newKeyFile = path.join(world.workDir, 'new-sealing-key.pem');
+    const newKeyFile = path.join(path.dirname(world.sealingKeyFile), 'new-sealing-key.pem');
     writeSealingKey(newKeyFile);
     const newKey = keyId(loadPrivateKey(readFileSync(newKeyFile, 'utf8')));
     const watched: Where[] = [...VCS];
@@ -220,7 +219,7 @@ describe('e2e: sealed kubeconfigs of a remote Cell: origin and a rotation of the
       'the new public key delivered to cell-remote',
       async () => {
         const map = await getObject(
-          world.managedView,
+          managedView(world),
           'configmap',
           SEALING_PUBLIC_KEY_CONFIGMAP,
           AGENT_NAMESPACE,
@@ -234,8 +233,7 @@ describe('e2e: sealed kubeconfigs of a remote Cell: origin and a rotation of the
       },
       watching(world.stack, 120_000),
     );
-    await agent?.stop();
-    agent = await runDeliveredAgent(world, FAST_AGENT);
+    await runAgent(world);
     for (const vc of watched) {
       await poll(
         `${vc.name} sealed for the new key and published as such`,

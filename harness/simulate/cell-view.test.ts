@@ -1,6 +1,7 @@
-// CellViewClient against two small HTTP apiservers (a "hub" and a "managed cluster"): the
-// simulations of `local-up --simulate --remote` see the Cells they should, from where they
-// should, and every other request goes to their own apiserver.
+// Which Cells each simulation sees (cell-view.ts), and CellViewClient against two small HTTP
+// apiservers (a "hub" and a "managed cluster"): the simulations of a remote world (local-up
+// --simulate --remote among them) see the Cells they should, from where they should, and every
+// other request goes to their own apiserver.
 import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -9,9 +10,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { API_VERSION } from '../../hooks/api/kinds.js';
-import { KubeClient, resourcePath } from '../../harness/simulate/index.js';
-import { CellViewClient, boundCluster } from './cell-view.js';
-import { REMOTE_CLUSTER_NAME } from './options.js';
+import { KubeClient, resourcePath, type KubeObject } from './index.js';
+import { CellViewClient, boundCluster, isCellListPath } from './cell-view.js';
+import { REMOTE_CLUSTER as REMOTE_CLUSTER_NAME } from '../remote-world.js';
 
 interface FakeApiserver {
   kubeconfig: string;
@@ -70,7 +71,42 @@ async function fakeApiserver(
   };
 }
 
-describe('local-up --remote: CellViewClient (cell-view.ts) over HTTP', function () {
+const cellOf = (name: string, cluster?: string): KubeObject => ({
+  apiVersion: API_VERSION,
+  kind: 'Cell',
+  metadata: { name, namespace: 'kubecell-system' },
+  spec: cluster === undefined ? {} : { managedClusterRef: { name: cluster } },
+});
+
+describe('cell-view.ts: which Cells each simulation sees', function () {
+  it("recognises the simulation's list of Cells, in one namespace or all, and nothing else", function () {
+    const inNamespace = resourcePath({
+      apiVersion: API_VERSION,
+      resource: 'cells',
+      namespace: 'kubecell-system',
+    });
+    expect(isCellListPath(inNamespace)).to.equal(true);
+    expect(isCellListPath(resourcePath({ apiVersion: API_VERSION, resource: 'cells' }))).to.equal(
+      true,
+    );
+    for (const other of [
+      resourcePath({ apiVersion: API_VERSION, resource: 'virtualclusters', namespace: 'a' }),
+      resourcePath({ apiVersion: API_VERSION, resource: 'cells', namespace: 'x', name: 'c' }),
+      resourcePath({ apiVersion: 'v1', resource: 'nodes' }),
+      '/apis/kubecellXio/v1alpha1/cells',
+    ]) {
+      expect(isCellListPath(other), other).to.equal(false);
+    }
+  });
+
+  it('reads the ManagedCluster a Cell is bound to', function () {
+    expect(boundCluster(cellOf('a', REMOTE_CLUSTER_NAME))).to.equal(REMOTE_CLUSTER_NAME);
+    expect(boundCluster(cellOf('b', 'cell1'))).to.equal('cell1');
+    expect(boundCluster(cellOf('c'))).to.equal(undefined);
+  });
+});
+
+describe('cell-view.ts: CellViewClient over HTTP', function () {
   let dir: string;
   let hub: FakeApiserver;
   let managed: FakeApiserver;

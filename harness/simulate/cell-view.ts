@@ -11,7 +11,7 @@
 // CellViewClient is a KubeClient whose list of Cells comes from a chosen apiserver, filtered;
 // every other request goes to its own apiserver.
 import { API_VERSION } from '../../hooks/api/kinds.js';
-import { KubeClient, type KubeObject, type ListOptions } from '../../harness/simulate/index.js';
+import { KubeClient, type KubeObject, type ListOptions } from './index.js';
 
 const CELL_LIST_PATH = new RegExp(
   `^/apis/${API_VERSION.replace(/[.]/g, '\\.')}/(namespaces/[^/]+/)?cells$`,

@@ -1,30 +1,30 @@
-// local-up --remote plays the kubelet of cell-remote for one Deployment: the KubeCell cell agent
-// that the hub's kubecell-delivery controller ships in the ManifestWork kubecell-cell-agent and
-// OCM's work agent applies. Every 2 s it reads that Deployment on the managed cluster; while it
-// exists, its container runs here as a process (delivered-pod.ts: the same command, arguments
-// and environment, the mounted ConfigMaps projected into files, the bound token of the
-// Deployment's ServiceAccount). A changed Deployment or mounted ConfigMap (new machine profiles,
-// a new public key) restarts it; a deleted one stops it; a crashed one is restarted after 10 s,
-// as a kubelet restarts a container.
+// The cell agent as a managed cluster's kubelet would run it, with no kubelet there: the KubeCell
+// cell agent that the hub's kubecell-delivery controller ships in the ManifestWork
+// kubecell-cell-agent and OCM's work agent applies as a Deployment. Its container runs here as a
+// process (delivered-pod.ts: the same command, arguments and environment, the mounted ConfigMaps
+// projected into files, a bound token of the Deployment's ServiceAccount). Two ways:
+//
+//   start()        a kubelet (local-up --remote): every 2 s it reads that Deployment; while it
+//                  exists its container runs. A changed Deployment or mounted ConfigMap (new
+//                  machine profiles, a new public key) restarts it; a deleted one stops it; a
+//                  crashed one is restarted after 10 s, as a kubelet restarts a container.
+//   runOnce(wait)  the container once, as the Deployment says when it is there (the cluster
+//                  tests and the benchmark, which stop and start it themselves); stop() ends it.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AGENT_NAME, AGENT_NAMESPACE } from '../../hooks/remote/contract.js';
-import type { ControlPlane } from '../../harness/cluster/control-plane.js';
-import { writeTokenKubeconfig } from '../../harness/cluster/kubeconfig.js';
+import type { ControlPlane } from '../cluster/control-plane.js';
+import { repoRoot } from '../cluster/paths.js';
+import { writeTokenKubeconfig } from '../cluster/kubeconfig.js';
 import {
   describeExit,
   logTail,
   startManagedProcess,
   type ManagedProcess,
-} from '../../harness/cluster/processes.js';
-import {
-  Poller,
-  resourcePath,
-  type KubeClient,
-  type KubeObject,
-} from '../../harness/simulate/index.js';
+} from '../cluster/processes.js';
+import { Poller, resourcePath, type KubeClient, type KubeObject } from '../simulate/index.js';
+import { poll, type PollOptions } from '../poll.js';
 import { deliveredPod, processEnvironment, type DeliveredPod } from './delivered-pod.js';
-import { repoRoot } from './state.js';
 
 export const CELL_AGENT_PROCESS = 'kubecell-cell-agent';
 const POLL_MS = 2_000;
@@ -40,10 +40,18 @@ export interface CellAgentRunnerOptions {
   logDir: string;
   /** Environment set besides the container's (e.g. a shorter interval); the container's wins. */
   defaults?: Readonly<Record<string, string>>;
-  log: (line: string) => void;
+  /** What the kubelet loop does and why (start, restart, stop, errors). */
+  log?: (line: string) => void;
   /** Told of every start and stop, to record the pid. */
-  onProcess(running: ManagedProcess | undefined): void;
+  onProcess?(running: ManagedProcess | undefined): void;
 }
+
+const DEPLOYMENT_PATH = resourcePath({
+  apiVersion: 'apps/v1',
+  resource: 'deployments',
+  namespace: AGENT_NAMESPACE,
+  name: AGENT_NAME,
+});
 
 interface Running {
   process: ManagedProcess;
@@ -92,8 +100,31 @@ export class CellAgentRunner {
     this.poller = new Poller('cell agent runner', POLL_MS, () => this.tick(), options.log);
   }
 
+  /** Plays the kubelet: the container runs while the Deployment exists, as it says. */
   start(): void {
     this.poller.start();
+  }
+
+  /**
+   * Runs the Deployment's container once, as it is when it exists and its ServiceAccount can be
+   * given a token (waiting as `wait` says); nothing restarts it. stop() ends it.
+   */
+  async runOnce(wait: PollOptions): Promise<ManagedProcess> {
+    await this.stopAgent();
+    const pod = await poll(
+      `Deployment ${AGENT_NAMESPACE}/${AGENT_NAME} to run`,
+      async () => {
+        const deployment = await this.options.client.find(DEPLOYMENT_PATH);
+        if (!deployment) return { notYet: 'not applied yet' };
+        const delivered = deliveredPod(deployment);
+        if ('problem' in delivered) return { notYet: `cannot be run here: ${delivered.problem}` };
+        await this.kubeconfigOf(delivered.serviceAccountName);
+        return { value: delivered };
+      },
+      wait,
+    );
+    const projected = await this.project(pod);
+    return this.startAgent(pod, projected.folders, JSON.stringify([pod, projected.data]));
   }
 
   get process(): ManagedProcess | undefined {
@@ -106,17 +137,12 @@ export class CellAgentRunner {
   }
 
   private async tick(): Promise<void> {
-    const deployment = await this.options.client.find(
-      resourcePath({
-        apiVersion: 'apps/v1',
-        resource: 'deployments',
-        namespace: AGENT_NAMESPACE,
-        name: AGENT_NAME,
-      }),
-    );
+    const deployment = await this.options.client.find(DEPLOYMENT_PATH);
     if (!deployment) {
       if (this.running)
-        this.options.log(`Deployment ${AGENT_NAMESPACE}/${AGENT_NAME} is gone: stopping the agent`);
+        this.options.log?.(
+          `Deployment ${AGENT_NAMESPACE}/${AGENT_NAME} is gone: stopping the agent`,
+        );
       await this.stopAgent();
       return;
     }
@@ -131,14 +157,14 @@ export class CellAgentRunner {
       const exit = current.process.exitStatus()!;
       if (this.crashedAt === 0) {
         this.crashedAt = Date.now();
-        this.options.log(
+        this.options.log?.(
           `the cell agent ${describeExit(exit)}; restarting in ${RESTART_BACKOFF_MS / 1000} s. Its log ends:\n` +
             logTail(current.process.logFile, 10),
         );
       }
       if (Date.now() - this.crashedAt < RESTART_BACKOFF_MS) return;
     } else if (current) {
-      this.options.log(
+      this.options.log?.(
         'the agent Deployment or its mounted ConfigMaps changed: restarting the agent',
       );
     }
@@ -178,17 +204,23 @@ export class CellAgentRunner {
     return { folders, data };
   }
 
-  private async startAgent(
-    pod: DeliveredPod,
-    folders: Map<string, string>,
-    fingerprint: string,
-  ): Promise<void> {
-    const account = pod.serviceAccountName;
+  /** A kubeconfig with a token of `account`, made once per runner. */
+  private async kubeconfigOf(account: string): Promise<string> {
     let kubeconfig = this.tokens.get(account);
     if (kubeconfig === undefined) {
       kubeconfig = await serviceAccountKubeconfig(this.options.managed, account, this.options.dir);
       this.tokens.set(account, kubeconfig);
     }
+    return kubeconfig;
+  }
+
+  private async startAgent(
+    pod: DeliveredPod,
+    folders: Map<string, string>,
+    fingerprint: string,
+  ): Promise<ManagedProcess> {
+    const account = pod.serviceAccountName;
+    const kubeconfig = await this.kubeconfigOf(account);
     const [command = '', ...args] = pod.argv;
     const agent = startManagedProcess({
       name: CELL_AGENT_PROCESS,
@@ -204,11 +236,12 @@ export class CellAgentRunner {
       },
     });
     this.running = { process: agent, fingerprint };
-    this.options.onProcess(agent);
-    this.options.log(
+    this.options.onProcess?.(agent);
+    this.options.log?.(
       `cell agent started (pid ${agent.pid}) as ServiceAccount ${AGENT_NAMESPACE}/${account}: ` +
         `${pod.argv.join(' ')}; log ${agent.logFile}`,
     );
+    return agent;
   }
 
   private async stopAgent(): Promise<void> {
@@ -216,6 +249,6 @@ export class CellAgentRunner {
     if (!current) return;
     this.running = undefined;
     await current.process.stop();
-    this.options.onProcess(undefined);
+    this.options.onProcess?.(undefined);
   }
 }
