@@ -544,15 +544,9 @@ export function followSync(project: Project, target: SyncTarget): SyncPath {
   return judge(project, target, walker.stops);
 }
 
-/** The modules returned to more than `max` times, or than their own allowance, with counts. */
-export function returnedTooOften(
-  sync: SyncPath,
-  max: number,
-  allowed: Record<string, number> = {},
-): Record<string, number> {
-  return Object.fromEntries(
-    Object.entries(sync.returnsTo).filter(([module, n]) => n > Math.max(max, allowed[module] ?? 0)),
-  );
+/** The modules returned to more than `max` times, with their counts. */
+export function returnedTooOften(sync: SyncPath, max: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(sync.returnsTo).filter(([, n]) => n > max));
 }
 
 /** `virtualcluster/assess.ts → virtualcluster/render.ts secretPointsAt`: no line, it moves. */
