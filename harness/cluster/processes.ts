@@ -250,3 +250,48 @@ export function whileRunning(
         .join('\n'),
   };
 }
+
+/**
+ * Whether `pid` is a live process, and (where /proc tells) one started from `command` rather
+ * than an unrelated process that reused the pid. A zombie counts as gone: it runs nothing and
+ * only waits for its parent to reap it.
+ */
+export function isAlive(pid: number, command?: string): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  const procDir = `/proc/${pid}`;
+  if (existsSync('/proc/self/stat')) {
+    let stat: string;
+    try {
+      stat = readFileSync(`${procDir}/stat`, 'utf8');
+    } catch {
+      return false;
+    }
+    // "pid (comm) S ...": the state follows the last ')' (comm may contain anything).
+    const processState = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    if (processState === 'Z' || processState === 'X') return false;
+    if (command === undefined) return true;
+    try {
+      const argv = readFileSync(`${procDir}/cmdline`, 'utf8').split('\0');
+      return argv.includes(command);
+    } catch {
+      return false;
+    }
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Sends `signal` to the process group led by `pid` (and to `pid` itself); ignores ESRCH. */
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}

@@ -5,6 +5,7 @@
 // (with --remote also OCM, the managed cluster and the cell agent) itself; whatever it recorded in the state file and is still alive afterwards is killed
 // (SIGKILL to its process group) and named.
 import { existsSync, rmSync } from 'node:fs';
+import { signalGroup } from '../../harness/cluster/processes.js';
 import { remoteFiles } from './remote-files.js';
 import {
   liveProcesses,
@@ -12,7 +13,6 @@ import {
   localKubeconfigFile,
   readState,
   removeState,
-  signalGroup,
   stateFile,
   supervisorAlive,
   waitUntilGone,

@@ -1,6 +1,7 @@
 // What `npm run local-up` takes on its command line, shared by up.ts and the supervisor, and how
 // both describe the simulation that `--simulate` adds and the second cluster `--remote` adds.
 import { REMOTE_CLUSTER } from '../../harness/remote-world.js';
+import { DEFAULT_LEASE_DURATION_SECONDS } from '../../harness/simulate/ocm.js';
 
 export const USAGE = [
   'usage: npm run local-up [-- --simulate [--remote]]',
@@ -51,7 +52,7 @@ export const SIMULATED_NODES_PER_PROFILE = 2;
  * default, 60 s (harness/simulate/ocm.ts DEFAULT_LEASE_DURATION_SECONDS), renewed every duration as
  * OCM's registration agent does. The summary states it, so both read this one value.
  */
-export const SIMULATED_LEASE_DURATION_SECONDS = 60;
+export const SIMULATED_LEASE_DURATION_SECONDS = DEFAULT_LEASE_DURATION_SECONDS;
 
 /** What the simulation plays, for the summary (up.ts) and the supervisor's log. */
 export const SIMULATED_LINES = [

@@ -1,6 +1,6 @@
 // What `npm run local-up`, its supervisor and `npm run local-down` share: where the local
-// instance keeps its state, the state file itself, and telling whether a recorded process still
-// runs.
+// instance keeps its state, and reading and writing the state file (its shape is
+// harness/local-state.ts, which the tests that run local-up read too).
 //
 // Layout of the local directory (default `.cache/local/`, git-ignored; KUBECELL_LOCAL_DIR
 // overrides it, e.g. for a test that must not meet a developer's running instance):
@@ -17,9 +17,12 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../../harness/cluster/paths.js';
+import { isAlive } from '../../harness/cluster/processes.js';
+import type { LocalState, RecordedProcess } from '../../harness/local-state.js';
 import { poll, PollTimeout } from '../../harness/poll.js';
 
 export { repoRoot };
+export type { LocalState, RecordedProcess, RemoteState } from '../../harness/local-state.js';
 
 export const localDir = path.resolve(
   process.env.KUBECELL_LOCAL_DIR?.trim() || path.join(repoRoot, '.cache', 'local'),
@@ -32,56 +35,6 @@ export const localTmpDir = path.join(localDir, 'tmp');
 
 /** The supervisor's entry point; also how its process is recognised (see isAlive). */
 export const supervisorScript = path.join(repoRoot, 'scripts', 'local', 'supervisor.ts');
-
-/** A process the local instance started; each leads its own process group. */
-export interface RecordedProcess {
-  pid: number;
-  /** The executable it was started from, to tell it from a later process with the same pid. */
-  command: string;
-  logFile: string;
-}
-
-export interface LocalState {
-  /** true once everything runs and the kubeconfig works. */
-  ready: boolean;
-  /** Set when starting failed; the supervisor has then stopped everything and exited. */
-  error?: string;
-  supervisorPid: number;
-  startedAt: string;
-  /** Seconds from the supervisor's start until ready (binaries included). */
-  startupSeconds?: number;
-  /** The control plane's temporary directory (data, certificates, component logs). */
-  dir?: string;
-  /** Cluster-admin kubeconfig (a copy under the local directory). */
-  kubeconfig?: string;
-  apiserverUrl?: string;
-  /** http://127.0.0.1:<port> */
-  hookServerUrl?: string;
-  /** The kubectl built for this cluster's version. */
-  kubectl?: string;
-  /** The Metacontroller release running. */
-  metacontrollerVersion?: string;
-  /** Whether the simulated outside world (harness/simulate/) runs: `--simulate`. */
-  simulated?: boolean;
-  /** With `--remote`: the managed cluster joined to the real OCM hub. */
-  remote?: RemoteState;
-  /** `kind/name` of the Metacontroller objects applied from metacontroller/. */
-  metacontrollerObjects?: string[];
-  /** Every server process, by name (etcd, kube-apiserver, ..., hook-server). */
-  processes: Record<string, RecordedProcess>;
-}
-
-export interface RemoteState {
-  /** The ManagedCluster's name on the hub (cell-remote). */
-  managedCluster: string;
-  /** Cluster-admin kubeconfig of the managed cluster (a copy under remote/). */
-  kubeconfig?: string;
-  apiserverUrl?: string;
-  /** The ready-to-apply sample: a Cell with delivery ManifestWork and a VirtualCluster on it. */
-  sampleFile?: string;
-  /** The hub's private sealing key (KUBECELL_SEALING_KEY_FILE of the hook server). */
-  sealingKeyFile?: string;
-}
 
 export function readState(): LocalState | undefined {
   if (!existsSync(stateFile)) return undefined;
@@ -105,40 +58,6 @@ export function removeState(): void {
   rmSync(stateFile, { force: true });
 }
 
-/**
- * Whether `pid` is a live process, and (where /proc tells) one started from `command` rather
- * than an unrelated process that reused the pid. A zombie counts as gone: it runs nothing and
- * only waits for its parent to reap it.
- */
-export function isAlive(pid: number, command?: string): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  const procDir = `/proc/${pid}`;
-  if (existsSync('/proc/self/stat')) {
-    let stat: string;
-    try {
-      stat = readFileSync(`${procDir}/stat`, 'utf8');
-    } catch {
-      return false;
-    }
-    // "pid (comm) S ...": the state follows the last ')' (comm may contain anything).
-    const processState = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    if (processState === 'Z' || processState === 'X') return false;
-    if (command === undefined) return true;
-    try {
-      const argv = readFileSync(`${procDir}/cmdline`, 'utf8').split('\0');
-      return argv.includes(command);
-    } catch {
-      return false;
-    }
-  }
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The supervisor of `state`, if it still runs. */
 export function supervisorAlive(state: LocalState): boolean {
   return isAlive(state.supervisorPid, supervisorScript);
@@ -149,17 +68,6 @@ export function liveProcesses(state: LocalState): [string, RecordedProcess][] {
   return Object.entries(state.processes).filter(([, recorded]) =>
     isAlive(recorded.pid, recorded.command),
   );
-}
-
-/** Sends `signal` to the process group led by `pid` (and to `pid` itself); ignores ESRCH. */
-export function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  for (const target of [-pid, pid]) {
-    try {
-      process.kill(target, signal);
-    } catch {
-      // Already gone.
-    }
-  }
 }
 
 /** Waits until `isGone()` (at most `timeoutMs`); whether it came to pass. */

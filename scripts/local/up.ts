@@ -18,6 +18,7 @@
 // KUBECELL_LOCAL_UP_TIMEOUT_SECONDS (default 900: a first run builds Kubernetes from source).
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readSync, fstatSync } from 'node:fs';
+import { isAlive, signalGroup } from '../../harness/cluster/processes.js';
 import {
   UpstreamInputsError,
   verifyUpstreamInputs,
@@ -26,13 +27,11 @@ import { sleep } from '../../harness/poll.js';
 import { USAGE, parseUpArguments } from './options.js';
 import { summary } from './summary.js';
 import {
-  isAlive,
   liveProcesses,
   localDir,
   readState,
   removeState,
   repoRoot,
-  signalGroup,
   stateFile,
   supervisorAlive,
   supervisorLogFile,

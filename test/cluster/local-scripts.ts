@@ -13,10 +13,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { isAlive, signalGroup, type LocalState } from '../../scripts/local/state.js';
+import type { LocalState } from '../../harness/local-state.js';
 import { ensureBinaries, type BuiltBinaries } from '../../harness/cluster/binaries.js';
 import { repoRoot } from '../../harness/cluster/paths.js';
-import { runCommand, type CommandResult } from '../../harness/cluster/processes.js';
+import {
+  isAlive,
+  runCommand,
+  signalGroup,
+  type CommandResult,
+} from '../../harness/cluster/processes.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from './shared-cluster.js';
 
 /** Runs `npx tsx <script> <args>` from the repository root with KUBECELL_LOCAL_DIR set. */

@@ -7,10 +7,9 @@
 // says a step shows is checked after it (AFTER_STEP).
 import { expect } from 'chai';
 import { execFileSync, execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildCliPackage } from '../../scripts/cli-package/package.js';
 import { localInstance, output } from './local-scripts.js';
 import { repoRoot } from '../../harness/cluster/paths.js';
 
@@ -131,10 +130,24 @@ describe('docs/quickstart.md, every command in order, on npm run local-up -- --s
     local.requireUp();
     // The kubecell command as the guide installs it: the packed tarball, installed offline.
     cliDir = mkdtempSync(path.join(tmpdir(), 'kubecell-quickstart-cli-'));
-    const built = await buildCliPackage(repoRoot, cliDir);
+    // `npm run build:cli` as a user runs it, into the test's folder.
+    execFileSync('npx', ['tsx', 'scripts/build-cli.ts', `--out=${cliDir}`], {
+      cwd: repoRoot,
+      stdio: 'pipe',
+    });
+    const tarball = readdirSync(cliDir).find((file) => file.endsWith('.tgz'));
+    if (tarball === undefined) throw new Error(`npm run build:cli wrote no tarball into ${cliDir}`);
     execFileSync(
       'npm',
-      ['install', '--offline', '--no-audit', '--no-fund', '--prefix', cliDir, built.tarball],
+      [
+        'install',
+        '--offline',
+        '--no-audit',
+        '--no-fund',
+        '--prefix',
+        cliDir,
+        path.join(cliDir, tarball),
+      ],
       {
         cwd: cliDir,
         stdio: 'pipe',

@@ -26,26 +26,22 @@ import {
   createHostNamespace,
   GPU,
   GPU_CLASS_QUOTA,
-  GPU_DEVICES,
   K3K_CLUSTER,
   kubeconfigText,
   VC,
 } from './cell-fixtures.js';
 import { agentRbacOnManagedCluster } from './remote-agent-rbac.js';
 import {
+  applyRemoteCell,
   MANAGED_CLUSTER,
-  MANIFESTWORK,
   managedView,
+  MANIFESTWORK,
   runAgent,
   startRemoteWorld,
   stopRemoteWorld,
   type RemoteWorld,
 } from './remote-fixtures.js';
-import {
-  cellManifest,
-  virtualClusterManifest,
-  virtualNodeClassManifest,
-} from '../../../harness/manifests.js';
+import { virtualClusterManifest, virtualNodeClassManifest } from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
@@ -114,16 +110,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
   });
 
   it('a Cell bound to cell-remote delivers the cell agent; it turns Ready from the real lease and the agent’s report', async function () {
-    await apply(
-      world.stack,
-      cellManifest(cell, {
-        managedCluster: MANAGED_CLUSTER,
-        profile,
-        devices: GPU_DEVICES,
-        delivery: 'ManifestWork',
-      }),
-      'e2e-platform',
-    );
+    await applyRemoteCell(world, cell, profile);
     const work = await poll<ObjectWithStatus>(
       `ManifestWork ${AGENT_WORK_NAME}`,
       async () => {

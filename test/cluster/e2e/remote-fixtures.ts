@@ -13,6 +13,7 @@ import { AGENT_NAME, AGENT_NAMESPACE } from '../../../hooks/remote/contract.js';
 import { writeSealingKey } from '../../../harness/cluster/certs.js';
 import { startKubeCellStack, type KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import type { ManagedProcess } from '../../../harness/cluster/processes.js';
+import { cellManifest } from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   REMOTE_CLUSTER,
@@ -22,8 +23,8 @@ import {
   type RemoteWorld,
   type RemoteWorldOptions,
 } from '../../../harness/remote-world.js';
-import { GPU } from './cell-fixtures.js';
-import { getObject, watching, type ObjectWithStatus } from './support.js';
+import { GPU, GPU_DEVICES } from './cell-fixtures.js';
+import { apply, getObject, watching, type ObjectWithStatus } from './support.js';
 
 export type { RemoteWorld };
 
@@ -76,6 +77,24 @@ export async function stopRemoteWorld(world: RemoteWorld | undefined): Promise<v
 /** The managed cluster seen through the e2e helpers (getObject, poll with watching…). */
 export function managedView(world: RemoteWorld): KubeCellStack {
   return { ...world.stack, cluster: world.managed.cluster };
+}
+
+/** The Cell a platform engineer applies for the GPU cluster joined to OCM: delivered by ManifestWork. */
+export async function applyRemoteCell(
+  world: RemoteWorld,
+  cell: string,
+  profile: string,
+): Promise<void> {
+  await apply(
+    world.stack,
+    cellManifest(cell, {
+      managedCluster: MANAGED_CLUSTER,
+      profile,
+      devices: GPU_DEVICES,
+      delivery: 'ManifestWork',
+    }),
+    'e2e-platform',
+  );
 }
 
 /** Runs the delivered cell agent once, as its Deployment says when it is there (waits for it). */

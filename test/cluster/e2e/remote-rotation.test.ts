@@ -24,28 +24,18 @@ import {
 import { keyId, loadPrivateKey, parseAgentPublicKey } from '../../../hooks/remote/sealing-keys.js';
 import { writeSealingKey } from '../../../harness/cluster/certs.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from '../shared-cluster.js';
+import { CELL, CELL_NAMESPACE, createHostNamespace, GPU_CLASS_QUOTA, VC } from './cell-fixtures.js';
 import {
-  CELL,
-  CELL_NAMESPACE,
-  createHostNamespace,
-  GPU_CLASS_QUOTA,
-  GPU_DEVICES,
-  VC,
-} from './cell-fixtures.js';
-import {
+  applyRemoteCell,
   MANAGED_CLUSTER,
-  MANIFESTWORK,
   managedView,
+  MANIFESTWORK,
   runAgent,
   startRemoteWorld,
   stopRemoteWorld,
   type RemoteWorld,
 } from './remote-fixtures.js';
-import {
-  cellManifest,
-  virtualClusterManifest,
-  virtualNodeClassManifest,
-} from '../../../harness/manifests.js';
+import { virtualClusterManifest, virtualNodeClassManifest } from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
@@ -130,16 +120,7 @@ describe('e2e: sealed kubeconfigs of a remote Cell: origin and a rotation of the
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
     world = await startRemoteWorld(profile, { agentDefaults: FAST_AGENT });
     oldKeyFile = world.sealingKeyFile;
-    await apply(
-      world.stack,
-      cellManifest(cell, {
-        managedCluster: MANAGED_CLUSTER,
-        profile,
-        devices: GPU_DEVICES,
-        delivery: 'ManifestWork',
-      }),
-      'e2e-platform',
-    );
+    await applyRemoteCell(world, cell, profile);
     await runAgent(world);
     await eventuallyPhase(world.stack, CELL, cell, CELL_NAMESPACE, 'Ready', 120_000);
     await apply(world.stack, virtualNodeClassManifest(klass, GPU_CLASS_QUOTA), 'e2e-platform');

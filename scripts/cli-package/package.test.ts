@@ -12,14 +12,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { USAGE } from '../../hooks/cli/cli.js';
-import {
-  buildCliPackage,
-  npm,
-  npmEnv,
-  type CliPackage,
-} from '../../scripts/cli-package/package.js';
-import { readRepoFile } from './markdown.js';
-import { repoRoot, type Json } from './support.js';
+import { fileURLToPath } from 'node:url';
+import { buildCliPackage, npm, npmEnv, type CliPackage } from './package.js';
+
+type Json = Record<string, unknown>;
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const readRepoFile = (file: string): string => readFileSync(path.join(repoRoot, file), 'utf8');
 
 const { version } = JSON.parse(readRepoFile('package.json')) as { version: string };
 
