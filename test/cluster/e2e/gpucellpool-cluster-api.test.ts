@@ -34,6 +34,9 @@ const SECOND_CONTROLLER = 'Only one reference can have Controller set to true';
 /** Cluster API's own drain, which a retiring cell must not get either. */
 const EXCLUDE_NODE_DRAINING = { 'machine.cluster.x-k8s.io/exclude-node-draining': 'true' };
 
+/** The Machines whose clones Cluster API took over, by name: their UIDs. */
+const takenOver = new Map<string, string>();
+
 /**
  * What Cluster API's Machine controller does with the bootstrap config and infrastructure
  * machine a Machine names (`ensureExternalOwnershipAndWatch`,
@@ -57,6 +60,7 @@ async function machineControllerTakesOver(
         'cannot make the Machine its controller (AlreadyOwnedError)',
     );
   }
+  takenOver.set(name, machine.metadata.uid);
   if (refs.some((ref) => ref.uid === machine.metadata.uid)) return;
   await kubectl(world.stack, [
     'patch',
@@ -167,7 +171,14 @@ function createsMachines(world: PoolWorld): void {
 function clusterAPIControlsTheClones(world: PoolWorld): void {
   it('Cluster API stays the controller of the clones; Metacontroller never added itself', async function () {
     const object = await world.pool();
-    for (const name of [world.machine(0), world.machine(1)]) {
+    // The Machines taken over that remain (the health scenarios replace some; a name can come
+    // back as a new Machine, which the test did not hand to Cluster API).
+    const names: string[] = [];
+    for (const [name, uid] of takenOver) {
+      if ((await world.readMachine(name))?.metadata.uid === uid) names.push(name);
+    }
+    expect(names, 'a Machine Cluster API took over').to.not.deep.equal([]);
+    for (const name of names) {
       const machine = await world.readMachine(name);
       for (const resource of CLONES) {
         const clone = await getObject(world.stack, resource, name, world.namespace);
@@ -182,6 +193,26 @@ function clusterAPIControlsTheClones(world: PoolWorld): void {
     const log = readFileSync(world.stack.metacontroller.process.logFile, 'utf8');
     expect(log, 'Metacontroller log').to.not.contain(SECOND_CONTROLLER);
   });
+}
+
+/** Cluster API writes the Machine's status. */
+async function patchMachineStatus(
+  world: PoolWorld,
+  name: string,
+  status: Record<string, unknown>,
+): Promise<void> {
+  await kubectl(world.stack, [
+    'patch',
+    MACHINES,
+    name,
+    '-n',
+    world.namespace,
+    '--subresource=status',
+    '--type=merge',
+    '--field-manager=simulated-cluster-api',
+    '-p',
+    JSON.stringify({ status }),
+  ]);
 }
 
 const CLUSTER_API: PoolProvisioner = {
@@ -252,6 +283,36 @@ const CLUSTER_API: PoolProvisioner = {
       expect(machine.metadata.annotations, 'Cluster API must not drain either').to.include(
         EXCLUDE_NODE_DRAINING,
       );
+    },
+  },
+  health: {
+    // The infrastructure machine is provisioned (InfrastructureReady True) but the guest hangs
+    // before kubeadm join: no Node, no nodeRef.
+    runsWithoutNode: (world, name) =>
+      patchMachineStatus(world, name, {
+        phase: 'Provisioned',
+        conditions: [
+          {
+            type: 'InfrastructureReady',
+            status: 'True',
+            reason: 'Ready',
+            message: '',
+            lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+          },
+        ],
+      }),
+    failed: {
+      title: 'a failed Machine (v1beta2: status.deprecated.v1beta1.failureReason)',
+      // What a v1beta2 Machine controller keeps of a terminal failure; it no longer sets Failed.
+      fail: (world, name) =>
+        patchMachineStatus(world, name, {
+          deprecated: {
+            v1beta1: {
+              failureReason: 'UpdateError',
+              failureMessage: 'the infrastructure provider reported a terminal error',
+            },
+          },
+        }),
     },
   },
   only: { createsMachines, afterwards: clusterAPIControlsTheClones },

@@ -8,7 +8,14 @@
 // Node each booted cell registers from its user-data, systemUUID = the VM's firmware UUID), a
 // kubelet that registers a stale Node, the tenant's pods, and the infrastructure losing a VM.
 import { expect } from 'chai';
-import { registerNode, type Simulation } from '../../simulate/index.js';
+import {
+  KUBEVIRT_FIELD_MANAGER,
+  registerNode,
+  virtualMachineStatus,
+  virtualMachinesPath,
+  type Simulation,
+  type VirtualMachineObject,
+} from '../../simulate/index.js';
 import { describeGpuCellPool } from './gpucellpool-scenarios.js';
 import {
   cellsOf,
@@ -107,6 +114,18 @@ function reapsEarlierIncarnation(world: PoolWorld): void {
   });
 }
 
+/** KubeVirt writes the VM's status: `status` over what the simulator would write now. */
+async function patchVmStatus(
+  world: PoolWorld,
+  name: string,
+  status: (vm: VirtualMachineObject) => Record<string, unknown>,
+): Promise<void> {
+  const { client } = world.simulation;
+  const path = virtualMachinesPath(world.namespace, name);
+  const vm = await client.get<VirtualMachineObject>(path);
+  await client.patchStatus(path, { status: status(vm) }, KUBEVIRT_FIELD_MANAGER);
+}
+
 const KUBEVIRT: PoolProvisioner = {
   type: 'kubevirt',
   title: 'KubeVirt',
@@ -186,6 +205,19 @@ const KUBEVIRT: PoolProvisioner = {
       [VIRTUAL_MACHINES, vm],
       ['secret', userDataSecret(vm)],
     ],
+  },
+  health: {
+    // The VMI runs (the VM's Ready turns True) but the guest hangs before kubeadm join.
+    runsWithoutNode: (world, name) =>
+      patchVmStatus(world, name, (vm) => virtualMachineStatus(vm, true, new Date())),
+    failed: {
+      title: 'a VM in CrashLoopBackOff',
+      fail: (world, name) =>
+        patchVmStatus(world, name, (vm) => ({
+          ...virtualMachineStatus(vm, false, new Date()),
+          printableStatus: 'CrashLoopBackOff',
+        })),
+    },
   },
   only: { createsMachines, withTwoCells: reapsEarlierIncarnation },
 };

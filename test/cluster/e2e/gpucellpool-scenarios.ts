@@ -23,6 +23,7 @@ import {
   poolNodeLabels,
   type CellStatus,
 } from './gpucellpool-support.js';
+import { cellHealth } from './gpucellpool-health.js';
 import { PROFILE, usePoolWorld, type PoolProvisioner, type Scenario } from './gpucellpool-world.js';
 import { apply, conditionOf, eventually, eventuallyGone, getObject, hookCalls } from './support.js';
 
@@ -265,7 +266,7 @@ export const afterwards: Scenario = (world) => {
 /**
  * The scenarios every provisioner runs, in this order: each leaves the pool as the next expects
  * it (no machine before createsMachines; 2 Ready cells after cellsJoin; 3 after
- * scaleUpReapsEarlyNode; 2 after the scale-down).
+ * scaleUpReapsEarlyNode; 2 after the scale-down; 3 after the health scenarios).
  */
 export const SCENARIOS: readonly Scenario[] = [
   withoutPrerequisites,
@@ -275,6 +276,7 @@ export const SCENARIOS: readonly Scenario[] = [
   (world) => world.provisioner.only.withTwoCells?.(world),
   scaleUpReapsEarlyNode,
   scaleDownRetiresBusyCell,
+  cellHealth,
   afterwards,
 ];
 

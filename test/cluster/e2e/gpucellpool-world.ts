@@ -92,6 +92,17 @@ export interface PoolProvisioner {
     /** More checks of a retiring cell's machine while it stays. */
     expectKept?(machine: ObjectWithStatus): void;
   };
+  /** What the health scenarios (gpucellpool-health.ts) play of this provisioner. */
+  health: {
+    /** The machine runs (its startup clock starts) without the simulator booting it. */
+    runsWithoutNode(world: PoolWorld, machine: string): Promise<void>;
+    /** A joined cell's machine failing for good. */
+    failed: {
+      /** `<title>: MachineFailed, retired and replaced` */
+      title: string;
+      fail(world: PoolWorld, machine: string): Promise<void>;
+    };
+  };
   /** The scenarios of this provisioner only, by where they run. */
   only: {
     /** Supplies the missing prerequisites; checks the machines created (2 cells). */
