@@ -37,7 +37,7 @@ import {
   managedView,
   MANIFESTWORK,
   runAgent,
-  startRemoteWorld,
+  standUpRemoteWorld,
   stopRemoteWorld,
   type RemoteWorld,
 } from './remote-fixtures.js';
@@ -91,7 +91,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
 
   before(async function () {
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
-    world = await startRemoteWorld(profile);
+    world = await standUpRemoteWorld(profile);
   });
 
   after(async function () {

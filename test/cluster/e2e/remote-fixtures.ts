@@ -19,7 +19,7 @@ import {
   REMOTE_CLUSTER,
   agentDirIn,
   remoteStackOptions,
-  startRemoteWorld as startHarnessRemoteWorld,
+  startRemoteWorld,
   type RemoteWorld,
   type RemoteWorldOptions,
 } from '../../../harness/remote-world.js';
@@ -36,7 +36,7 @@ export const MANIFESTWORK = 'manifestworks.work.open-cluster-management.io';
  * default 2 s), two GPU Nodes of `profile` there; the cell agent runner not started. Stopping:
  * stopRemoteWorld.
  */
-export async function startRemoteWorld(
+export async function standUpRemoteWorld(
   profile: string,
   options: {
     leaseDurationSeconds?: number;
@@ -62,7 +62,7 @@ export async function startRemoteWorld(
   };
   const stack = await startKubeCellStack(remoteStackOptions(worldOptions));
   try {
-    return await startHarnessRemoteWorld(stack, worldOptions);
+    return await startRemoteWorld(stack, worldOptions);
   } catch (error) {
     await stack.stop();
     throw error;

@@ -31,7 +31,7 @@ import {
   managedView,
   MANIFESTWORK,
   runAgent,
-  startRemoteWorld,
+  standUpRemoteWorld,
   stopRemoteWorld,
   type RemoteWorld,
 } from './remote-fixtures.js';
@@ -118,7 +118,7 @@ describe('e2e: sealed kubeconfigs of a remote Cell: origin and a rotation of the
 
   before(async function () {
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
-    world = await startRemoteWorld(profile, { agentDefaults: FAST_AGENT });
+    world = await standUpRemoteWorld(profile, { agentDefaults: FAST_AGENT });
     oldKeyFile = world.sealingKeyFile;
     await applyRemoteCell(world, cell, profile);
     await runAgent(world);
