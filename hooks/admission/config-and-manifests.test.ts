@@ -1,4 +1,4 @@
-import { ensureBinaries } from '../../test/cluster/binaries.js';
+import { ensureBinaries } from '../../harness/cluster/binaries.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from '../../test/cluster/shared-cluster.js';
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { upstreamCrdsDir } from '../../test/cluster/paths.js';
+import { upstreamCrdsDir } from '../../harness/cluster/paths.js';
 import { isJsonObject } from '../json/json.js';
 import { syncDelivery } from './sync.js';
 import { CONFIG, placedVirtualCluster, remoteCell, syncRequest } from './testing.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { renderK3kKubeconfig } from '../../test/simulate/k3k.js';
+import { renderK3kKubeconfig } from '../../harness/simulate/k3k.js';
 import {
   checkKubeconfig,
   kubeconfigMemoStats,

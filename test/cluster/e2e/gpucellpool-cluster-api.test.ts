@@ -6,14 +6,14 @@
 // gpucellpool-scenarios.ts, plus what only Cluster API does (the Machines' KubeadmConfig and
 // KubevirtMachine, owned by the pool but not controlled, so that Cluster API can take them over).
 //
-// The test plays only Cluster API and the cells' kubelets (test/simulate/cluster-api.ts: the
+// The test plays only Cluster API and the cells' kubelets (harness/simulate/cluster-api.ts: the
 // Machine's providerID and status, the Node each cell registers from its KubeadmConfig; and here,
 // the Machine controller making the Machine the controller of its bootstrap config and
 // infrastructure machine, as `ensureExternalOwnershipAndWatch` does), a kubelet that registers a
 // stale Node, and the tenant's pods.
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { registerNode } from '../../simulate/index.js';
+import { registerNode } from '../../../harness/simulate/index.js';
 import { describeGpuCellPool } from './gpucellpool-scenarios.js';
 import {
   conditionsLine,

@@ -4,7 +4,7 @@
 // gpucellpool-scenarios.ts, plus what only KubeVirt does (the VMs and user-data Secrets; a VM
 // lost and its cell joining again as a new incarnation).
 //
-// The test plays only KubeVirt and the cells' kubelets (test/simulate/kubevirt.ts: VM status, the
+// The test plays only KubeVirt and the cells' kubelets (harness/simulate/kubevirt.ts: VM status, the
 // Node each booted cell registers from its user-data, systemUUID = the VM's firmware UUID), a
 // kubelet that registers a stale Node, the tenant's pods, and the infrastructure losing a VM.
 import { expect } from 'chai';
@@ -15,7 +15,7 @@ import {
   virtualMachinesPath,
   type Simulation,
   type VirtualMachineObject,
-} from '../../simulate/index.js';
+} from '../../../harness/simulate/index.js';
 import { describeGpuCellPool } from './gpucellpool-scenarios.js';
 import {
   cellsOf,

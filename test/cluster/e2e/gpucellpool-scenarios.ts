@@ -2,13 +2,13 @@
 // real Metacontroller: `describeGpuCellPool(provisioner)` is the whole suite of one provisioner
 // (gpucellpool-kubevirt.test.ts, gpucellpool-cluster-api.test.ts). A platform engineer creates a
 // pool and checks with kubectl what it did; the test plays only the provisioner and the cells'
-// kubelets (test/simulate), kubelets that register stale Nodes, and the tenants' pods. Everything
+// kubelets (harness/simulate), kubelets that register stale Nodes, and the tenants' pods. Everything
 // the pool does is Metacontroller calling KubeCell's hooks.
 //
 // A scenario for both provisioners is one function added to SCENARIOS; what it needs to do
 // differently per provisioner goes into `PoolProvisioner` (gpucellpool-world.ts).
 import { expect } from 'chai';
-import { registerNode } from '../../simulate/index.js';
+import { registerNode } from '../../../harness/simulate/index.js';
 import {
   METACONTROLLER_USER,
   auditedPodRequests,

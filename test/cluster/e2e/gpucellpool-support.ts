@@ -14,8 +14,8 @@ import {
   startKubeCellStack,
   type GpuCellPoolProvisioner,
   type KubeCellStack,
-} from '../kubecell-stack.js';
-import { repoRoot } from '../paths.js';
+} from '../../../harness/cluster/kubecell-stack.js';
+import { repoRoot } from '../../../harness/cluster/paths.js';
 import { eventually, getObject, kubectl, type ObjectWithStatus } from './support.js';
 
 /** What the kube-apiserver records: every pod deletion and every eviction, by whom. */

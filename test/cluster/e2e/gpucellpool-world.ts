@@ -12,8 +12,11 @@ import {
   type KubeObject,
   type Simulation,
   type SimulationOptions,
-} from '../../simulate/index.js';
-import type { GpuCellPoolProvisioner, KubeCellStack } from '../kubecell-stack.js';
+} from '../../../harness/simulate/index.js';
+import type {
+  GpuCellPoolProvisioner,
+  KubeCellStack,
+} from '../../../harness/cluster/kubecell-stack.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from '../shared-cluster.js';
 import {
   cellsOf,

@@ -1,3 +1,0 @@
-// Moved to harness/cluster/control-plane.ts (issue 27, item 5). This re-export stays while
-// hooks/admission/apiserver.test.ts imports it here.
-export * from '../../harness/cluster/control-plane.js';
