@@ -31,6 +31,8 @@ import { CELL_NAMESPACE, cellManifest, hostNamespaceManifest } from '../../../ha
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
+  conditionOf,
+  describeStatus,
   eventuallyGone,
   eventuallyPhase,
   getObject,
@@ -334,4 +336,23 @@ export async function printedColumns(
 /** The Cell as `kubectl get cell -o json` shows it. */
 export function getCell(stack: KubeCellStack, name: string) {
   return getObject(stack, CELL, name, CELL_NAMESPACE);
+}
+
+/** Waits until the Cell's condition `type` has `status`; returns the Cell. */
+export function cellWithCondition(
+  stack: KubeCellStack,
+  name: string,
+  type: string,
+  status: 'True' | 'False',
+) {
+  return poll(
+    `${name} ${type} ${status}`,
+    async () => {
+      const object = await getCell(stack, name);
+      return conditionOf(object, type)?.status === status
+        ? { value: object }
+        : { notYet: describeStatus(object) };
+    },
+    watching(stack),
+  );
 }

@@ -26,6 +26,7 @@ import {
   createHostNamespace,
   ensureProviderBaseline,
   eventuallyHookCalls,
+  cellWithCondition,
   getCell,
   hookCallsFor,
   printedColumns,
@@ -316,16 +317,7 @@ describe('e2e: Cell through Metacontroller', function () {
       LEASEFRESH: 'false',
     });
     // OCM's hub verdict replaces the agent's Available=True; the Cell reports that too.
-    const judged = await poll(
-      `${world.cell} Available False`,
-      async () => {
-        const object = await getCell(stack, world.cell);
-        return conditionOf(object, 'Available')?.status === 'False'
-          ? { value: object }
-          : { notYet: describeStatus(object) };
-      },
-      watching(stack),
-    );
+    const judged = await cellWithCondition(stack, world.cell, 'Available', 'False');
     const managedCluster = (await client.get(managedClusterPath(world.managedCluster))) as {
       status?: { conditions?: { type: string; status: string; reason?: string }[] };
     };
@@ -477,16 +469,7 @@ describe('e2e: Cell through Metacontroller', function () {
       );
       console.log(`      VirtualCluster ${hostNamespace}/${vcName}: ${describeStatus(vc)}`);
 
-      const cell = await poll(
-        `${world.cell} InUse`,
-        async () => {
-          const object = await getCell(stack, world.cell);
-          return conditionOf(object, 'InUse')?.status === 'True'
-            ? { value: object }
-            : { notYet: describeStatus(object) };
-        },
-        watching(stack),
-      );
+      const cell = await cellWithCondition(stack, world.cell, 'InUse', 'True');
       expect(conditionOf(cell, 'InUse')).to.include({
         reason: 'VirtualClustersResolved',
         message: `resolved by: ${hostNamespace}/${vcName}`,
@@ -571,16 +554,7 @@ describe('e2e: Cell through Metacontroller', function () {
       );
       await createHostNamespace(stack, hostNamespace);
       await applyVirtualCluster(vcName, hostNamespace, world.cell, className);
-      await poll(
-        `${world.cell} InUse`,
-        async () => {
-          const object = await getCell(stack, world.cell);
-          return conditionOf(object, 'InUse')?.status === 'True'
-            ? { value: object }
-            : { notYet: describeStatus(object) };
-        },
-        watching(stack),
-      );
+      await cellWithCondition(stack, world.cell, 'InUse', 'True');
     });
 
     after(async function () {
