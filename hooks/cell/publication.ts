@@ -8,7 +8,7 @@
  *   an idle Cell is not rewritten on every sync; after that it becomes now (the heartbeat, which
  *   lets a reader tell a live Cell controller from a dead one).
  * - **Only pod requests changed** (POD_REQUEST_FIELDS): the previous status is returned as it
- *   was until the hold ends (holdEnds), and the Cell asks for a sync then. Pods come and go every
+ *   was until the hold ends (holdMs), and the Cell asks for a sync then. Pods come and go every
  *   second on a busy Cell; without the hold each one would be a write. While the lease is renewed
  *   on time the hold lasts until the next renewal is due, so the pods ride on the renewal's write
  *   instead of a write of their own just before it. Anything else (a Node, the lease, a committed
@@ -64,22 +64,22 @@ export function publish(
   if (previous && young(HEARTBEAT_SECONDS) && sameContent(previous, next)) {
     return { status: stamped(next, kept as string), dueInSeconds: dueIn(age, HEARTBEAT_SECONDS) };
   }
-  const holdMs = kept === undefined ? NaN : holdEnds(next, Date.parse(kept)) - Date.parse(kept);
-  if (previous && age >= 0 && age < holdMs && samePlacement(previous, next)) {
-    return { status: previous, dueInSeconds: dueIn(age, holdMs / 1000) };
+  const hold = kept === undefined ? NaN : holdMs(next, now.getTime() - age);
+  if (previous && age >= 0 && age < hold && samePlacement(previous, next)) {
+    return { status: previous, dueInSeconds: dueIn(age, hold / 1000) };
   }
   return { status: stamped(next, formatTime(now)), dueInSeconds: HEARTBEAT_SECONDS };
 }
 
 /**
- * When a change to pod requests alone, held since the last write at `writtenAt` (ms), is written:
- * POD_REQUEST_HOLD_SECONDS after it, or, while the lease is renewed on time, once the next renewal
+ * How long (ms) a change to pod requests alone is held after the last write at `writtenAt` (ms):
+ * POD_REQUEST_HOLD_SECONDS, or, while the lease is renewed on time, once the next renewal
  * is due and has had time to arrive (it writes the pods with it), but never later than
  * POD_REQUEST_HOLD_MAX_SECONDS after the last write. Read from the new status alone (the lease as
  * this sync judged it), so the answer stays a pure function of its inputs.
  */
-function holdEnds(next: CellStatus, writtenAt: number): number {
-  const shortest = writtenAt + POD_REQUEST_HOLD_SECONDS * 1000;
+function holdMs(next: CellStatus, writtenAt: number): number {
+  const shortest = POD_REQUEST_HOLD_SECONDS * 1000;
   const lease = next.managedCluster;
   const renewedAt = lease?.leaseFresh === true ? Date.parse(lease.leaseRenewTime ?? '') : NaN;
   if (Number.isNaN(renewedAt) || lease?.leaseDurationSeconds === undefined) return shortest;
@@ -88,7 +88,7 @@ function holdEnds(next: CellStatus, writtenAt: number): number {
     (RENEWAL_DUE_DURATIONS * lease.leaseDurationSeconds + RENEWAL_DELIVERY_SECONDS) * 1000;
   return Math.max(
     shortest,
-    Math.min(writtenAt + POD_REQUEST_HOLD_MAX_SECONDS * 1000, renewalArrives),
+    Math.min(POD_REQUEST_HOLD_MAX_SECONDS * 1000, renewalArrives - writtenAt),
   );
 }
 
