@@ -10,7 +10,14 @@ interface FieldRow {
 }
 
 function typeOf(node: SchemaNode): string {
-  if (node['x-kubernetes-int-or-string']) return 'quantity (int or string)';
+  if (node['x-kubernetes-int-or-string']) {
+    // Only the schemas' Quantity types are quantities; other int-or-string fields (maxUnhealthy's
+    // count or percentage) are not.
+    const title = node['title'];
+    return typeof title === 'string' && title.endsWith('Quantity')
+      ? 'quantity (int or string)'
+      : 'int or string';
+  }
   const type = node['type'];
   if (type === 'array') {
     const items = (node['items'] ?? {}) as SchemaNode;
