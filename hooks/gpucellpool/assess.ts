@@ -18,7 +18,13 @@ import { clonedKind } from './names.js';
 import type { SecretObject, TemplateObject } from './objects.js';
 import { gpuRequestName, type Observed, type PoolObservation } from './observe.js';
 import { BOOTSTRAP_REASONS, READY_REASONS } from './reasons.js';
-import { describeProblem, readJoinSecret, type JoinData, type JoinProblem } from './template.js';
+import {
+  describeProblem,
+  joinContentHash,
+  readJoinSecret,
+  type JoinData,
+  type JoinProblem,
+} from './template.js';
 
 /** Can new machines be created, and if not, why (a verdict for the Ready condition). */
 export type Readiness =
@@ -31,6 +37,8 @@ export interface BootstrapAssessment {
   verdict: ConditionVerdict;
   /** Opaque bootstrap: the join data, when usable. */
   join?: JoinData;
+  /** Opaque bootstrap: the join Secret's content hash, whenever the Secret exists. */
+  contentHash?: string;
   readiness: Readiness;
 }
 
@@ -147,13 +155,17 @@ function joinSecretBootstrap(
       `the join Secret ${where} does not exist; no machine is created`,
     );
   }
+  const contentHash = joinContentHash(secret.data);
   const read = readJoinSecret(secret.data);
   if (!read.ok) {
-    return invalidBootstrap(
-      problemReason(read.problem),
-      READY_REASONS.BootstrapInvalid,
-      describeProblem(read.problem, where),
-    );
+    return {
+      ...invalidBootstrap(
+        problemReason(read.problem),
+        READY_REASONS.BootstrapInvalid,
+        describeProblem(read.problem, where),
+      ),
+      contentHash,
+    };
   }
   const used = read.join.template.used;
   return {
@@ -164,6 +176,7 @@ function joinSecretBootstrap(
       `the user-data template of Secret ${where} uses ${used.length === 0 ? 'no variables' : used.join(', ')}`,
     ),
     join: read.join,
+    contentHash,
     readiness: OK,
   };
 }

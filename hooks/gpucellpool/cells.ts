@@ -38,6 +38,8 @@ export interface Cell {
   readonly previousNode?: string;
   /** The health found by this sync (remediation.ts); undefined for a cell added after it. */
   readonly health?: CellHealth;
+  /** The join Secret content its user-data was rendered from (render.ts); undefined: not known. */
+  readonly joinContentHash?: string;
 }
 
 /** What every cell of one sync is built from. */

@@ -130,6 +130,20 @@ export const MANAGED_BY = 'kubecell';
 /** The taint (and cordon) a retiring cell's Node gets; pods are never evicted. */
 export const RETIRING_TAINT = Object.freeze({ key: 'kubecell.io/retiring', effect: 'NoSchedule' });
 
+/**
+ * On a rendered user-data Secret: the join Secret content it was rendered from (joinContentHash),
+ * never the content itself.
+ */
+export const JOIN_CONTENT_HASH_ANNOTATION = 'kubecell.io/join-content-hash';
+/** Hex digits of SHA-256 a join content hash keeps. */
+export const JOIN_CONTENT_HASH_LENGTH = 16;
+/**
+ * On a cell's machine (VirtualMachine or Cluster API Machine), set by a user to `"true"`: the
+ * cell is retired and replaced the way an unhealthy cell is, never evicted (remediation.ts).
+ * Metacontroller's apply keeps an annotation its last-applied configuration does not name.
+ */
+export const REPLACE_ANNOTATION = 'kubecell.io/replace';
+
 /** Cluster API skips its drain (which evicts) for a Machine with this annotation. */
 export const EXCLUDE_NODE_DRAINING_ANNOTATION = 'machine.cluster.x-k8s.io/exclude-node-draining';
 /** Cluster API's record of the template an object was cloned from. */

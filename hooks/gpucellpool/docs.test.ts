@@ -19,6 +19,7 @@ import {
   CELL_HEALTH_REASONS,
   CELLS_HEALTHY_REASONS,
   READY_REASONS,
+  JOIN_CONTENT_REASONS,
   REMEDIATION_REASONS,
   SCALING_REASONS,
 } from './reasons.js';
@@ -100,13 +101,16 @@ describe('docs/autoscaling.md "Cell health" and the constants', () => {
 
   it('lists exactly the health reasons, of the cells and of both conditions', () => {
     const reasons = rows(health)
-      .filter((row) => /healthReason|CellsHealthy|RemediationAllowed/.test(row[1] ?? ''))
+      .filter((row) =>
+        /healthReason|CellsHealthy|RemediationAllowed|JoinContentCurrent/.test(row[1] ?? ''),
+      )
       .map((row) => /^`([^`]+)`$/.exec(row[0] ?? '')?.[1] ?? '');
     expect(sorted(reasons)).to.deep.equal(
       sorted([
         ...Object.values(CELL_HEALTH_REASONS),
         ...Object.values(CELLS_HEALTHY_REASONS),
         ...Object.values(REMEDIATION_REASONS),
+        ...Object.values(JOIN_CONTENT_REASONS),
       ]),
     );
   });

@@ -30,6 +30,7 @@ import {
   API_VERSIONS,
   CLUSTER_API_DATA_KEY,
   EXCLUDE_NODE_DRAINING_ANNOTATION,
+  JOIN_CONTENT_HASH_ANNOTATION,
   KUBEVIRT_USER_DATA_KEY,
   LABEL_KEYS,
   MANAGED_BY,
@@ -180,10 +181,15 @@ export function renderMachine(
   };
 }
 
+/**
+ * A cell's user-data Secret, annotated with the join Secret content it was rendered from
+ * (kubecell.io/join-content-hash).
+ */
 export function renderUserDataSecret(
   pool: GPUCellPool,
   identity: CellIdentity,
   userData: string,
+  joinContentHash: string,
 ): KubernetesObject {
   const key =
     pool.spec.provisioner.type === 'ClusterAPI' ? CLUSTER_API_DATA_KEY : KUBEVIRT_USER_DATA_KEY;
@@ -194,6 +200,7 @@ export function renderUserDataSecret(
       name: identity.secret,
       namespace: pool.spec.namespace,
       labels: childLabels(pool, identity.cell),
+      annotations: { [JOIN_CONTENT_HASH_ANNOTATION]: joinContentHash },
     },
     type: 'Opaque',
     data: { [key]: Buffer.from(userData, 'utf8').toString('base64') },

@@ -106,6 +106,11 @@ export const CELL_HEALTH_REASONS = {
   NodeDeleted: 'NodeDeleted',
   /** Unhealthy: the Cluster API Machine failed, or the KubeVirt VirtualMachine is in CrashLoopBackOff. */
   MachineFailed: 'MachineFailed',
+  /**
+   * Unhealthy, then Remediating: a user asked for the cell's replacement with the annotation
+   * kubecell.io/replace=true on its machine (e.g. to roll it onto a rotated join Secret).
+   */
+  ReplacementRequested: 'ReplacementRequested',
 } as const;
 export type CellHealthReason = (typeof CELL_HEALTH_REASONS)[keyof typeof CELL_HEALTH_REASONS];
 
@@ -125,4 +130,14 @@ export const REMEDIATION_REASONS = {
   TooManyUnhealthy: 'TooManyUnhealthy',
   /** False: spec.health.remediation is None: unhealthy cells are only reported. */
   RemediationDisabled: 'RemediationDisabled',
+} as const;
+
+/** JoinContentCurrent (informational: Ready does not depend on it). */
+export const JOIN_CONTENT_REASONS = {
+  /** True: every cell's user-data was rendered from the join Secret's current content. */
+  AllCellsCurrent: 'AllCellsCurrent',
+  /** False: some cells booted from an older content (or one not known); the message names them. */
+  CellsOnOlderJoinContent: 'CellsOnOlderJoinContent',
+  /** Unknown: the join Secret was not observed or does not exist, so nothing is compared. */
+  JoinSecretUnavailable: 'JoinSecretUnavailable',
 } as const;

@@ -2,7 +2,6 @@
 // duration and one resync, replacement without eviction, the maxUnhealthy short-circuit, the
 // release timeout, and a status that is the same bytes for the same request and clock.
 import { expect } from 'chai';
-import type { GPUCellPool, GPUCellStatus } from '../generated/types/index.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import type { NodeObject } from './objects.js';
 import { syncGPUCellPool } from './sync.js';
@@ -17,26 +16,14 @@ import {
   consumerNamespace,
   gpuPod,
   joinSecret,
+  joinedPool,
   kubeVirtPool,
+  cellOf as cell,
   withAutoscaling,
 } from './testing.js';
 
 const related = () => [joinSecret(), claimTemplate(), consumerNamespace()];
 const iso = (time: Date) => `${time.toISOString().slice(0, 19)}Z`;
-
-/** A pool whose cells all joined Ready at NOW + 10 s. */
-function joinedPool(pool: GPUCellPool = kubeVirtPool()): World {
-  const world = new World(pool, related());
-  world.sync(NOW);
-  world.sync(at(5));
-  for (const cell of world.status.cells ?? []) world.join(cell.name);
-  world.sync(at(10));
-  return world;
-}
-
-function cell(world: World, name: string): GPUCellStatus | undefined {
-  return world.status.cells?.find((c) => c.name === name);
-}
 
 function nodeChild(world: World, name: string): KubernetesObject | undefined {
   return world.last?.children.find((c) => c.kind === 'Node' && c.metadata.name === name);

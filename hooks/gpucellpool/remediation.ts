@@ -14,21 +14,30 @@
  *   remediation started (`releaseDue`); a cell without a Node, one that never joined, goes at
  *   once. Nothing is ever evicted. While the pool is being deleted every cell retires anyway.
  * - A Remediating cell keeps its reason and since; it is not judged again.
+ * - A replacement a user requested (the annotation kubecell.io/replace=true on the cell's
+ *   machine, e.g. to roll a cell onto a rotated join Secret) goes the same way: a cell judged
+ *   Healthy becomes Unhealthy with reason ReplacementRequested (a cell found unhealthy keeps its
+ *   own reason). It is honoured whatever spec.health.remediation says and is not counted towards
+ *   maxUnhealthy (a request says nothing about a shared fault), but at most maxUnhealthy (at
+ *   least 1) requested cells are in replacement at a time, the lowest ordinals first: annotating
+ *   every machine rolls the pool gradually.
  * - The answer asks for a resync when the first verdict or release deadline falls due.
  */
 import type { GPUCellPool } from '../generated/types/index.js';
 import { formatTime, verdict, type ConditionVerdict } from '../status/conditions.js';
-import type { Cell } from './cells.js';
+import { compareCells, type Cell } from './cells.js';
+import { REPLACE_ANNOTATION } from './constants.js';
 import {
   healthPolicy,
   judgeCell,
+  maxUnhealthyCount,
   remediationGate,
   resyncSeconds,
   type CellHealth,
   type HealthPolicy,
   type HealthVerdict,
 } from './health.js';
-import { CELLS_HEALTHY_REASONS } from './reasons.js';
+import { CELL_HEALTH_REASONS, CELLS_HEALTHY_REASONS } from './reasons.js';
 
 export interface HealthInput {
   pool: GPUCellPool;
@@ -53,13 +62,26 @@ export function assessHealth(input: HealthInput): HealthPhase {
   const policy = healthPolicy(input.pool);
   const judged = input.cells.map((cell) => judgeOne(input, cell, policy));
   const watched = judged.filter(({ cell }) => !cell.retiring || isRemediating(cell));
-  const unhealthy = watched.filter(({ cell }) => cell.health?.health !== 'Healthy');
+  const unhealthy = watched.filter(
+    ({ cell }) =>
+      cell.health?.health !== 'Healthy' &&
+      cell.health?.reason !== CELL_HEALTH_REASONS.ReplacementRequested,
+  );
   const gate = remediationGate(policy, unhealthy.length, watched.length);
   const remediate = gate.allowed && !input.deleting;
+  const forHealth = (cell: Cell) =>
+    remediate &&
+    !cell.retiring &&
+    cell.health?.health === 'Unhealthy' &&
+    cell.health.reason !== CELL_HEALTH_REASONS.ReplacementRequested;
+  const requested = input.deleting
+    ? new Set<string>()
+    : requestedTurn(
+        judged.map(({ cell }) => cell).filter((cell) => !forHealth(cell)),
+        requestLimit(policy, watched.length),
+      );
   const cells = judged.map(({ cell }) =>
-    remediate && !cell.retiring && cell.health?.health === 'Unhealthy'
-      ? retireForHealth(cell, policy, now)
-      : cell,
+    forHealth(cell) || requested.has(cell.name) ? retireForHealth(cell, policy, now) : cell,
   );
   const resync = resyncSeconds(now, [
     ...judged.map(({ nextCheck }) => nextCheck),
@@ -83,7 +105,7 @@ function judgeOne(
   const { now } = input;
   const remediating = remediatingHealth(cell, policy, now);
   if (remediating !== undefined) return { cell: { ...cell, health: remediating } };
-  const found = judgeCell(
+  const judgedVerdict = judgeCell(
     {
       provisioner: input.pool.spec.provisioner.type,
       machine: cell.machine,
@@ -93,6 +115,7 @@ function judgeOne(
     policy,
     now,
   );
+  const found = requestedVerdict(cell, judgedVerdict);
   return {
     cell: { ...cell, health: healthOf(cell, found, now) },
     ...(!cell.retiring && found.nextCheck ? { nextCheck: found.nextCheck } : {}),
@@ -101,6 +124,42 @@ function judgeOne(
 
 function isRemediating(cell: Cell): boolean {
   return cell.health?.health === 'Remediating';
+}
+
+/** Has a user asked for the cell's replacement (kubecell.io/replace=true on its machine)? */
+export function replacementRequested(cell: Pick<Cell, 'machine'>): boolean {
+  return cell.machine?.metadata.annotations?.[REPLACE_ANNOTATION] === 'true';
+}
+
+/** Requested cells in replacement at a time: maxUnhealthy of the watched cells, at least 1. */
+function requestLimit(policy: HealthPolicy, watched: number): number {
+  return Math.max(1, maxUnhealthyCount(policy.maxUnhealthy, watched));
+}
+
+/**
+ * The requested cells retired now: those not retiring yet, lowest ordinal first, while fewer
+ * than `limit` requested cells are in replacement (Remediating with their machine still there).
+ */
+function requestedTurn(cells: readonly Cell[], limit: number): Set<string> {
+  const inFlight = cells.filter(
+    (cell) => cell.retiring && isRemediating(cell) && replacementRequested(cell),
+  ).length;
+  const waiting = [...cells]
+    .filter((cell) => !cell.retiring && replacementRequested(cell))
+    .sort(compareCells);
+  return new Set(waiting.slice(0, Math.max(0, limit - inFlight)).map((cell) => cell.name));
+}
+
+/** A Healthy verdict turned Unhealthy (ReplacementRequested) by a user's request. */
+function requestedVerdict(cell: Cell, found: HealthVerdict): HealthVerdict {
+  if (cell.retiring || found.health !== 'Healthy' || !replacementRequested(cell)) return found;
+  return {
+    health: 'Unhealthy',
+    reason: CELL_HEALTH_REASONS.ReplacementRequested,
+    detail:
+      `${REPLACE_ANNOTATION}=true on ${cell.machineName}: retired and replaced, never evicted, ` +
+      `in turn with the other requested cells`,
+  };
 }
 
 /** The health of a cell retired for its health by an earlier sync; undefined for any other. */

@@ -4,6 +4,10 @@
  * - A cell that is not retiring returns its machine (created only when the assess phase found
  *   nothing in the way), its user-data Secret (opaque bootstrap) and, for Cluster API, the
  *   clones of the templates until they are seen; its current Node is returned by name.
+ * - A user-data Secret is rendered from the join Secret's current content until the cell's
+ *   machine exists, and kept as observed from then on: a rotated join Secret reaches new machines
+ *   only. Each is annotated with the content it came from (kubecell.io/join-content-hash), which
+ *   the cell carries to its status (`joinContentHash`).
  * - Retirement, never eviction: the Node is cordoned and tainted kubecell.io/retiring:NoSchedule
  *   first; once the Node is seen cordoned and no consumer pod holds the GPU, the machine (and its
  *   user-data Secret) is left out, so Metacontroller deletes it; once the machine is gone, the
@@ -27,6 +31,7 @@ import {
   renderVirtualMachine,
   type CellIdentity,
 } from './machines.js';
+import { JOIN_CONTENT_HASH_ANNOTATION } from './constants.js';
 import { isRetiringNode, keptNode, retiringNode } from './nodes.js';
 import type { NodeObject, SecretObject } from './objects.js';
 import type { ObservedChildren, PoolObservation } from './observe.js';
@@ -76,11 +81,16 @@ export function renderChildren(input: RenderInput): Rendered {
 }
 
 function activeCell(input: RenderInput, cell: Cell): CellOutput {
+  const own = cellChildren(input, cell, { clones: true });
   return {
-    children: cellChildren(input, cell, { clones: true }),
+    children: own.children,
     ...(cell.node ? { node: keptNode(cell.node) } : {}),
-    cell,
+    cell: withJoinContent(cell, own.joinContentHash),
   };
+}
+
+function withJoinContent(cell: Cell, joinContentHash: string | undefined): Cell {
+  return joinContentHash === undefined ? cell : { ...cell, joinContentHash };
 }
 
 /**
@@ -103,10 +113,11 @@ function retiringCell(input: RenderInput, cell: Cell): CellOutput {
   }
   // Kept, not created: the same rendering as for a live cell, without the clones.
   const retiring: Cell = { ...cell, phase: 'Retiring' };
+  const own = cellChildren(input, retiring, { clones: false });
   return {
-    children: cellChildren(input, retiring, { clones: false }),
+    children: own.children,
     node: retiringNode(node),
-    cell: retiring,
+    cell: withJoinContent(retiring, own.joinContentHash),
   };
 }
 
@@ -114,23 +125,31 @@ function deleting(cell: Cell): Cell {
   return { ...cell, phase: 'Deleting' };
 }
 
+/** What a cell renders: its children, and the join content its user-data is from (if known). */
+interface CellChildren {
+  children: KubernetesObject[];
+  joinContentHash?: string;
+}
+
 /** A cell's machine, user-data Secret and (unless told not to) Cluster API clones. */
-function cellChildren(
-  input: RenderInput,
-  cell: Cell,
-  options: { clones: boolean },
-): KubernetesObject[] {
+function cellChildren(input: RenderInput, cell: Cell, options: { clones: boolean }): CellChildren {
   const id = identity(cell);
   const secret = input.children.secrets.get(id.secret);
   if (cell.machine === undefined && input.assessment.blocker.state !== 'ok') {
     // Nothing new is created; a Secret left from before is kept as it is.
-    return secret !== undefined ? [keptChild(secret)] : [];
+    return secret !== undefined ? keptUserData(secret) : { children: [] };
   }
-  return [
-    ...machineChild(input, cell, id),
-    ...userDataChild(input, cell, id, secret),
-    ...(options.clones ? cloneChildren(input, cell, id) : []),
-  ];
+  const userData = userDataChild(input, cell, id, secret);
+  return {
+    children: [
+      ...machineChild(input, cell, id),
+      ...userData.children,
+      ...(options.clones ? cloneChildren(input, cell, id) : []),
+    ],
+    ...(userData.joinContentHash !== undefined
+      ? { joinContentHash: userData.joinContentHash }
+      : {}),
+  };
 }
 
 function clusterAPIOf(pool: GPUCellPool) {
@@ -145,25 +164,62 @@ function machineChild(input: RenderInput, cell: Cell, id: CellIdentity): Kuberne
   return cell.machine !== undefined ? [keptChild(cell.machine)] : [];
 }
 
-/** The rendered user-data Secret, unless a Cluster API bootstrap provider supplies the data. */
+/** An observed user-data Secret kept as it is, with the join content hash it was stamped with. */
+function keptUserData(secret: SecretObject): CellChildren {
+  const stamped = secret.metadata.annotations?.[JOIN_CONTENT_HASH_ANNOTATION];
+  return { children: [keptChild(secret)], ...(stamped ? { joinContentHash: stamped } : {}) };
+}
+
+/**
+ * The user-data Secret, unless a Cluster API bootstrap provider supplies the data. Once the
+ * cell's machine exists, its Secret is kept as observed: the machine keeps what it booted from,
+ * and a rotated join Secret reaches new machines only. A Secret from before the annotation that
+ * equals what the current content renders is stamped with the current hash; one that differs is
+ * kept, its content unknown. A cell without a machine, or whose Secret is gone, renders from the
+ * current content.
+ */
 function userDataChild(
   input: RenderInput,
   cell: Cell,
   id: CellIdentity,
   secret: SecretObject | undefined,
-): KubernetesObject[] {
+): CellChildren {
   const { pool } = input;
-  if (clusterAPIOf(pool)?.bootstrapConfigTemplateRef !== undefined) return [];
-  const join = input.assessment.bootstrap.join;
-  if (join === undefined) return secret !== undefined ? [keptChild(secret)] : [];
-  const userData = renderUserData(join, {
-    cellName: cell.name,
-    nodeName: cell.machineName,
-    poolName: pool.metadata.name,
-    poolUid: pool.metadata.uid ?? '',
-    machineProfile: pool.spec.machineProfile,
-  });
-  return [renderUserDataSecret(pool, id, userData)];
+  if (clusterAPIOf(pool)?.bootstrapConfigTemplateRef !== undefined) return { children: [] };
+  const { join, contentHash } = input.assessment.bootstrap;
+  const rendered =
+    join !== undefined && contentHash !== undefined
+      ? renderUserDataSecret(
+          pool,
+          id,
+          renderUserData(join, {
+            cellName: cell.name,
+            nodeName: cell.machineName,
+            poolName: pool.metadata.name,
+            poolUid: pool.metadata.uid ?? '',
+            machineProfile: pool.spec.machineProfile,
+          }),
+          contentHash,
+        )
+      : undefined;
+  if (secret !== undefined && (cell.machine !== undefined || rendered === undefined)) {
+    const unstamped = secret.metadata.annotations?.[JOIN_CONTENT_HASH_ANNOTATION] === undefined;
+    if (unstamped && rendered !== undefined && sameData(secret, rendered)) {
+      return { children: [rendered], joinContentHash: contentHash };
+    }
+    return keptUserData(secret);
+  }
+  return rendered === undefined
+    ? { children: [] }
+    : { children: [rendered], joinContentHash: contentHash };
+}
+
+/** The same keys with the same values. */
+function sameData(observed: SecretObject, rendered: KubernetesObject): boolean {
+  const a = observed.data ?? {};
+  const b = (rendered as { data?: Record<string, string> }).data ?? {};
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
 }
 
 /**

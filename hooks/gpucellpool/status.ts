@@ -10,6 +10,8 @@
  *   template, a kind not served); False while cells are not Ready; True once every cell the pool
  *   wants is Ready.
  * - CellsHealthy and RemediationAllowed: the health phase (remediation.ts, health.ts).
+ * - JoinContentCurrent (opaque bootstrap only, informational): every cell booted from the join
+ *   Secret's current content (`joinContentHash`), or which did not and how to roll them.
  *
  * A cell's phase is Provisioning, NotReady or Ready from its machine and current Node, Failed
  * when it has no machine and none can be created, Retiring and Deleting during retirement.
@@ -30,7 +32,8 @@ import type { Cell } from './cells.js';
 import type { PoolObservation } from './observe.js';
 import { cellsHealthyCondition, type HealthPhase } from './remediation.js';
 import type { ProvisionerLabelProblem } from './provisioner.js';
-import { CELL_HEALTH_REASONS, READY_REASONS } from './reasons.js';
+import { REPLACE_ANNOTATION } from './constants.js';
+import { CELL_HEALTH_REASONS, JOIN_CONTENT_REASONS, READY_REASONS } from './reasons.js';
 
 export interface StatusInput {
   pool: GPUCellPool;
@@ -50,6 +53,7 @@ export function poolStatus(input: StatusInput): GPUCellPoolStatus {
   const generation = pool.metadata.generation;
   const clusterAPI = pool.spec.provisioner.type === 'ClusterAPI';
   const cellStatuses = cells.map((cell) => cellStatus(cell, clusterAPI, now));
+  const contentHash = input.assessment.bootstrap.contentHash;
   return {
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     // A cell exists once its machine does: a cell still waiting for its machine (or one whose
@@ -57,6 +61,7 @@ export function poolStatus(input: StatusInput): GPUCellPoolStatus {
     replicas: cells.filter((cell) => cell.machine !== undefined).length,
     readyReplicas: cellStatuses.filter((cell) => cell.phase === 'Ready').length,
     desiredReplicas: input.scaling.desired,
+    ...(contentHash !== undefined ? { joinContentHash: contentHash } : {}),
     cells: cellStatuses,
     conditions: reconcileConditions(
       input.previous.conditions,
@@ -67,15 +72,73 @@ export function poolStatus(input: StatusInput): GPUCellPoolStatus {
   };
 }
 
-/** Ready first, then ScalingActive, BootstrapValid, CellsHealthy and RemediationAllowed. */
+/**
+ * Ready first, then ScalingActive, BootstrapValid, CellsHealthy, RemediationAllowed and (opaque
+ * bootstrap only) JoinContentCurrent.
+ */
 export function poolConditions(input: StatusInput): ConditionVerdict[] {
+  const joinContent = joinContentCondition(input);
   return [
     readyCondition(input),
     scalingCondition(input.scaling),
     bootstrapCondition(input.assessment),
     cellsHealthyCondition(input.cells),
     input.health.remediationAllowed,
+    ...(joinContent !== undefined ? [joinContent] : []),
   ];
+}
+
+/** Cells listed by name in the JoinContentCurrent message, at most. */
+const LISTED = 5;
+
+/**
+ * JoinContentCurrent, for a pool that renders user-data from a join Secret (none when a Cluster
+ * API bootstrap provider supplies the data): whether every cell with a machine (not retiring)
+ * booted from the join Secret's current content. Informational: Ready does not depend on it.
+ */
+export function joinContentCondition(
+  input: Pick<StatusInput, 'pool' | 'cells' | 'assessment'>,
+): ConditionVerdict | undefined {
+  const { pool } = input;
+  const { provisioner } = pool.spec;
+  if (provisioner.type === 'ClusterAPI' && provisioner.clusterAPI?.bootstrapConfigTemplateRef) {
+    return undefined;
+  }
+  const current = input.assessment.bootstrap.contentHash;
+  const where = `${pool.spec.namespace}/${pool.spec.bootstrap?.joinSecretRef?.name ?? ''}`;
+  if (current === undefined) {
+    return verdict(
+      'JoinContentCurrent',
+      'Unknown',
+      JOIN_CONTENT_REASONS.JoinSecretUnavailable,
+      `the join Secret ${where} is not available (see BootstrapValid): cells are not compared`,
+    );
+  }
+  const running = input.cells.filter((cell) => !cell.retiring && cell.machine !== undefined);
+  const older = running.filter((cell) => cell.joinContentHash !== current);
+  if (older.length === 0) {
+    return verdict(
+      'JoinContentCurrent',
+      true,
+      JOIN_CONTENT_REASONS.AllCellsCurrent,
+      `${running.length} of ${running.length} cells booted from the current content of the join Secret ${where} (joinContentHash ${current})`,
+    );
+  }
+  const resource =
+    provisioner.type === 'ClusterAPI' ? 'machines.cluster.x-k8s.io' : 'virtualmachines.kubevirt.io';
+  const named = older
+    .slice(0, LISTED)
+    .map((cell) => `${cell.name} (${cell.machineName}, ${cell.joinContentHash ?? 'unknown'})`);
+  const more = older.length > LISTED ? ` and ${older.length - LISTED} more` : '';
+  return verdict(
+    'JoinContentCurrent',
+    false,
+    JOIN_CONTENT_REASONS.CellsOnOlderJoinContent,
+    `${older.length} of ${running.length} cells booted from an older content of the join Secret ` +
+      `${where} than the current (joinContentHash ${current}): ${named.join(', ')}${more}; they ` +
+      `keep running; to roll one, kubectl annotate -n ${pool.spec.namespace} ${resource} ` +
+      `<machine> ${REPLACE_ANNOTATION}=true: it is retired and replaced, never evicted`,
+  );
 }
 
 export function readyCondition(
@@ -143,6 +206,7 @@ function cellStatus(cell: Cell, clusterAPI: boolean, now: Date): GPUCellStatus {
     health: health?.health ?? 'Healthy',
     healthReason: health?.reason ?? CELL_HEALTH_REASONS.Starting,
     healthSince: health?.since ?? formatTime(now),
+    ...(cell.joinContentHash !== undefined ? { joinContentHash: cell.joinContentHash } : {}),
   };
 }
 

@@ -13,7 +13,9 @@
  *
  * Nothing here puts a Secret value into an error: problems name keys and variables only.
  */
+import { createHash } from 'node:crypto';
 import {
+  JOIN_CONTENT_HASH_LENGTH,
   JOIN_SECRET_KEYS,
   LABEL_KEYS,
   TEMPLATE_VARIABLES,
@@ -120,6 +122,23 @@ export function readJoinSecret(
   }
   if (invalid.length > 0) return { ok: false, problem: { kind: 'invalidValue', keys: invalid } };
   return { ok: true, join: { template, values } };
+}
+
+/**
+ * The join Secret's content hash (status joinContentHash): the first 16 hex digits of SHA-256
+ * over the compact JSON array of its `[key, base64 value]` pairs, sorted by key (the form
+ * `kubectl get secret -o json | jq -cj '.data | to_entries | sort_by(.key) | map([.key, .value])'`
+ * prints). Every key counts, used by the template or not; it tells contents apart and says
+ * nothing of them.
+ */
+export function joinContentHash(data: Record<string, unknown> | undefined): string {
+  const pairs = Object.keys(data ?? {})
+    .sort()
+    .map((key) => [key, String(data?.[key] ?? '')]);
+  return createHash('sha256')
+    .update(JSON.stringify(pairs), 'utf8')
+    .digest('hex')
+    .slice(0, JOIN_CONTENT_HASH_LENGTH);
 }
 
 /** The per-cell values of the pool variables. */

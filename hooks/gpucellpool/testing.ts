@@ -3,7 +3,7 @@
  * for what Metacontroller and the kubelets do between two syncs (not loaded in production).
  */
 import { API_VERSION } from '../api/kinds.js';
-import type { GPUCellPool, GPUCellPoolStatus } from '../generated/types/index.js';
+import type { GPUCellPool, GPUCellPoolStatus, GPUCellStatus } from '../generated/types/index.js';
 import { TYPE_KEYS } from '../kube/objects.js';
 import {
   childKey,
@@ -469,15 +469,20 @@ export class World {
     found.status = { ...found.status, conditions: [...others, condition] };
   }
 
-  /** KubeVirt or Cluster API writes a machine's status. */
-  setMachineStatus(name: string, status: MachineObject['status']): void {
+  /** A machine (VirtualMachine or Cluster API Machine) by name, as observed. */
+  machine(name: string): MachineObject {
     const found = [...this.children.values()].find(
       (child) =>
         (child.kind === 'VirtualMachine' || child.kind === 'Machine') &&
         child.metadata.name === name,
     ) as MachineObject | undefined;
     if (found === undefined) throw new Error(`no machine ${name}`);
-    found.status = status;
+    return found;
+  }
+
+  /** KubeVirt or Cluster API writes a machine's status. */
+  setMachineStatus(name: string, status: MachineObject['status']): void {
+    this.machine(name).status = status;
   }
 
   /** Someone deletes a child behind the pool's back. */
@@ -504,4 +509,22 @@ export class World {
   condition(type: string) {
     return this.status.conditions?.find((condition) => condition.type === type);
   }
+}
+
+/** A pool whose cells all joined Ready at NOW + 10 s. */
+export function joinedPool(
+  pool: GPUCellPool = kubeVirtPool(),
+  related: KubernetesObject[] = [joinSecret(), claimTemplate(), consumerNamespace()],
+): World {
+  const world = new World(pool, related);
+  world.sync(NOW);
+  world.sync(at(5));
+  for (const cell of world.status.cells ?? []) world.join(cell.name);
+  world.sync(at(10));
+  return world;
+}
+
+/** A cell of the status, by name. */
+export function cellOf(world: World, name: string): GPUCellStatus | undefined {
+  return world.status.cells?.find((c) => c.name === name);
 }

@@ -134,7 +134,7 @@ export interface GPUCellBootstrap {
  */
 provider: ("Opaque" | "ClusterAPI")
 /**
- * Secret in spec.namespace holding the join data; required when provider is Opaque. Key user-data is the template; keys token, caCertHash, apiServer, sshAuthorizedKeys and nodeSubnet feed it. The template may use only these variables, written ${NAME}: CELL_NAME, NODE_NAME, POOL_NAME, MACHINE_PROFILE, NODE_LABELS, API_SERVER, JOIN_TOKEN, CA_CERT_HASH, NODE_SUBNET, SSH_AUTHORIZED_KEYS. Any other variable is an error: no machine is created and the BootstrapValid condition is False.
+ * Secret in spec.namespace holding the join data; required when provider is Opaque. Key user-data is the template; keys token, caCertHash, apiServer, sshAuthorizedKeys and nodeSubnet feed it. The template may use only these variables, written ${NAME}: CELL_NAME, NODE_NAME, POOL_NAME, MACHINE_PROFILE, NODE_LABELS, API_SERVER, JOIN_TOKEN, CA_CERT_HASH, NODE_SUBNET, SSH_AUTHORIZED_KEYS. Any other variable is an error: no machine is created and the BootstrapValid condition is False. A change to this Secret reaches new machines only: a cell's user-data is kept as it was rendered once its machine exists, status.cells[].joinContentHash says which content each cell booted from, and the annotation kubecell.io/replace=true on a cell's machine rolls it (see spec.health.maxUnhealthy).
  */
 joinSecretRef?: LocalObjectReference
 }
@@ -170,11 +170,11 @@ unhealthyConditions?: GPUCellUnhealthyCondition[]
  */
 nodeStartupTimeoutSeconds?: number
 /**
- * Most cells that may be unhealthy (Unhealthy or Remediating) for the pool to remediate: a count, e.g. 2, or a percentage of the pool's cells, e.g. "40%" (rounded down, but at least 1 when above 0%), as Cluster API's maxUnhealthy. With more unhealthy cells than that, nothing more is remediated, because the cause is likely shared (the network, the control plane, a bad image): the condition RemediationAllowed is False with reason TooManyUnhealthy. It also bounds how many cells are in remediation at a time. Defaults to "40%".
+ * Most cells that may be unhealthy (Unhealthy or Remediating) for the pool to remediate: a count, e.g. 2, or a percentage of the pool's cells, e.g. "40%" (rounded down, but at least 1 when above 0%), as Cluster API's maxUnhealthy. With more unhealthy cells than that, nothing more is remediated, because the cause is likely shared (the network, the control plane, a bad image): the condition RemediationAllowed is False with reason TooManyUnhealthy. It also bounds how many cells are in remediation at a time. Cells whose replacement a user requested (the annotation kubecell.io/replace=true on the machine, healthReason ReplacementRequested) are not counted towards this limit, since a request says nothing about a shared fault, and they are replaced whatever spec.health.remediation says; but at most this many (at least 1) requested cells are in replacement at a time, so annotating every machine rolls the pool gradually. Defaults to "40%".
  */
 maxUnhealthy?: (number | string)
 /**
- * Replace (the default): an unhealthy cell is retired and replaced, never evicted. None: cells are only reported (status.cells[].health and the CellsHealthy condition); nothing is retired.
+ * Replace (the default): an unhealthy cell is retired and replaced, never evicted. None: cells are only reported (status.cells[].health and the CellsHealthy condition); nothing is retired but the cells whose replacement a user requested with the annotation kubecell.io/replace=true on their machine.
  */
 remediation?: ("Replace" | "None")
 /**
@@ -220,13 +220,17 @@ readyReplicas?: number
  */
 desiredReplicas?: number
 /**
+ * The current content of the join Secret (spec.bootstrap.joinSecretRef): the first 16 hex digits of SHA-256 over the compact JSON array of its [key, base64 value] pairs sorted by key. Compare it with status.cells[].joinContentHash to find the cells that booted from an older content. Absent when a Cluster API bootstrap provider supplies the join data, or while the join Secret does not exist.
+ */
+joinContentHash?: string
+/**
  * Every cell of the pool, including cells being retired. The systemUUID recorded here decides which Node is current: a Node whose status.nodeInfo.systemUUID differs (case-insensitively), left by an earlier incarnation or a removed cell, is deleted.
  * 
  * @maxItems 512
  */
 cells?: GPUCellStatus[]
 /**
- * Current conditions of the pool. Types: Ready (desiredReplicas cells are Ready), ScalingActive (whether the autoscaler can act, with a reason from a documented closed set), BootstrapValid (the join Secret exists and its user-data template uses only the allowed variables), CellsHealthy (every cell passes the health checks of spec.health; the message names the cells that do not, and why), RemediationAllowed (whether unhealthy cells are replaced: False when spec.health.remediation is None, or when more cells are unhealthy than spec.health.maxUnhealthy allows).
+ * Current conditions of the pool. Types: Ready (desiredReplicas cells are Ready), ScalingActive (whether the autoscaler can act, with a reason from a documented closed set), BootstrapValid (the join Secret exists and its user-data template uses only the allowed variables), CellsHealthy (every cell passes the health checks of spec.health; the message names the cells that do not, and why), RemediationAllowed (whether unhealthy cells are replaced: False when spec.health.remediation is None, or when more cells are unhealthy than spec.health.maxUnhealthy allows), JoinContentCurrent (join Secret bootstrap only, informational: True when every cell booted from the join Secret's current content; False names the cells on an older content and how to roll them).
  * 
  * @maxItems 8
  */
@@ -265,11 +269,15 @@ since?: string
  */
 health?: ("Healthy" | "Unhealthy" | "Remediating")
 /**
- * Why the cell has its health. Healthy: NodeHealthy (its Node joined and passes every check) or Starting (no Node yet, within nodeStartupTimeoutSeconds of its machine running, or the machine is not running yet). Unhealthy, and kept while Remediating: UnhealthyNode (a Node condition of spec.health.unhealthyConditions held for its duration), NodeStartupTimeout (no Node joined within nodeStartupTimeoutSeconds), NodeDeleted (its Node is gone while its machine remains), MachineFailed (a Cluster API Machine in phase Failed or with a failureReason, a KubeVirt VirtualMachine in CrashLoopBackOff). The CellsHealthy condition's message gives the details.
+ * Why the cell has its health. Healthy: NodeHealthy (its Node joined and passes every check) or Starting (no Node yet, within nodeStartupTimeoutSeconds of its machine running, or the machine is not running yet). Unhealthy, and kept while Remediating: UnhealthyNode (a Node condition of spec.health.unhealthyConditions held for its duration), NodeStartupTimeout (no Node joined within nodeStartupTimeoutSeconds), NodeDeleted (its Node is gone while its machine remains), MachineFailed (a Cluster API Machine in phase Failed or with a failureReason, a KubeVirt VirtualMachine in CrashLoopBackOff), ReplacementRequested (a user annotated the cell's machine kubecell.io/replace=true; the cell is Unhealthy until its turn, then Remediating). The CellsHealthy condition's message gives the details.
  */
-healthReason?: ("NodeHealthy" | "Starting" | "UnhealthyNode" | "NodeStartupTimeout" | "NodeDeleted" | "MachineFailed")
+healthReason?: ("NodeHealthy" | "Starting" | "UnhealthyNode" | "NodeStartupTimeout" | "NodeDeleted" | "MachineFailed" | "ReplacementRequested")
 /**
  * When the cell got its current health and healthReason (RFC 3339). Unhealthy: the instant the check failed, e.g. the Node condition's lastTransitionTime plus its durationSeconds. Remediating: when remediation started, from which spec.health.releaseTimeoutSeconds counts.
  */
 healthSince?: string
+/**
+ * The join Secret content the cell's user-data was rendered from (as status.joinContentHash; also the annotation kubecell.io/join-content-hash on its user-data Secret). A cell keeps the user-data it booted from when the join Secret changes; one whose hash differs from status.joinContentHash, or is absent (rendered before the hash was recorded, from a content that is no longer current), runs an older content: annotate its machine kubecell.io/replace=true to replace it. Absent too when a Cluster API bootstrap provider supplies the join data.
+ */
+joinContentHash?: string
 }
