@@ -3,7 +3,7 @@
  * (a child of the Cell, so Metacontroller writes it only when it changes and the garbage collector
  * removes it with the Cell), holding what a resolved VirtualCluster needs of its Cell in steady
  * state: which Cell it is, whether its lease is fresh, whether its inventory is observed, whether
- * its ManagedCluster was replaced.
+ * its ManagedCluster was replaced, and which of its Nodes their GPUCellPool marked unhealthy.
  *
  * Why not the Cell itself: the Cell's status carries every profile Node and moves with pods and
  * lease renewals; every VirtualCluster that related it would be re-synced by each write and would
@@ -16,6 +16,13 @@
  */
 import { createHash } from 'node:crypto';
 import type { Cell, CellStatus } from '../generated/types/index.js';
+import {
+  boundUnhealthyNodes,
+  formatUnhealthyNodes,
+  parseUnhealthyNodes,
+  unhealthyNodesOf,
+  type UnhealthyNodes,
+} from './node-health.js';
 
 /** Prefix of the record's name; the rest is the Cell's name (hashed when too long). */
 export const CELL_LIVENESS_RECORD_PREFIX = 'kubecell-cell-';
@@ -34,6 +41,12 @@ export interface CellLivenessRecord {
   inventoryFresh: Tristate;
   /** The Cell is Failed because its ManagedCluster was replaced. */
   managedClusterReplaced: boolean;
+  /**
+   * The profile Nodes marked unhealthy by their GPUCellPool (status.nodes[].health), sorted and
+   * bounded; undefined in a record written before the key was (an older controller), or when the
+   * Cell lists no Nodes (status.nodes absent: a cell agent older than the hub).
+   */
+  unhealthyNodes?: UnhealthyNodes;
 }
 
 export interface ConfigMapObject {
@@ -67,6 +80,9 @@ export function cellLivenessRecord(cell: Cell, status: CellStatus): ConfigMapObj
     leaseFresh: fresh === undefined ? 'Unknown' : fresh ? 'True' : 'False',
     inventoryFresh: tristate(inventory?.status),
     managedClusterReplaced: status.phase === 'Failed' && ready?.reason === 'ManagedClusterReplaced',
+    ...(status.nodes === undefined
+      ? {}
+      : { unhealthyNodes: boundUnhealthyNodes(unhealthyNodesOf(status.nodes)) }),
   };
   return cellConfigMap(
     cell,
@@ -78,6 +94,9 @@ export function cellLivenessRecord(cell: Cell, status: CellStatus): ConfigMapObj
       leaseFresh: record.leaseFresh,
       inventoryFresh: record.inventoryFresh,
       managedClusterReplaced: String(record.managedClusterReplaced),
+      ...(record.unhealthyNodes === undefined
+        ? {}
+        : { unhealthyNodes: formatUnhealthyNodes(record.unhealthyNodes) }),
     },
   );
 }
@@ -111,7 +130,9 @@ const UID = /^[0-9A-Za-z-]{1,128}$/;
 
 /**
  * The record a ConfigMap carries, or the first key whose value is not one the Cell controller
- * writes (`{ invalid: key }`).
+ * writes (`{ invalid: key }`). unhealthyNodes may be absent (a record of an older controller, or of
+ * a Cell without status.nodes); present, it must be a list `formatUnhealthyNodes` writes: Node
+ * names that are DNS-1123 subdomains, sorted, with the pool's verdict tokens.
  */
 export function readCellLivenessRecord(
   configMap: ConfigMapObject,
@@ -125,11 +146,20 @@ export function readCellLivenessRecord(
     ['managedClusterReplaced', (value) => value === 'true' || value === 'false'],
   ];
   for (const [key, ok] of checks) if (!ok(data[key])) return { invalid: `data.${key}` };
+  const listed = data['unhealthyNodes'];
+  const unhealthyNodes =
+    typeof listed === 'string'
+      ? parseUnhealthyNodes(listed)
+      : listed === undefined
+        ? null
+        : undefined;
+  if (unhealthyNodes === undefined) return { invalid: 'data.unhealthyNodes' };
   return {
     cellUID: data['cellUID'] as string,
     phase: data['phase'] as string,
     leaseFresh: data['leaseFresh'] as Tristate,
     inventoryFresh: data['inventoryFresh'] as Tristate,
     managedClusterReplaced: data['managedClusterReplaced'] === 'true',
+    ...(unhealthyNodes === null ? {} : { unhealthyNodes }),
   };
 }

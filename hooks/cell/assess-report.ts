@@ -4,7 +4,8 @@
  * REPORT_MAX_AGE_SECONDS is outdated), then turned into the parts a Local Cell computes from hub
  * objects (cluster-parts.ts).
  */
-import type { CellProviderStatus } from '../generated/types/index.js';
+import { nodeHealthOf } from '../api/node-health.js';
+import type { CellNode, CellProviderStatus } from '../generated/types/index.js';
 import { formatQuantity, parseQuantity } from '../quantity/quantity.js';
 import { AGENT_NAME, AGENT_NAMESPACE } from '../remote/contract.js';
 import type { CellReport } from '../remote/report.js';
@@ -138,6 +139,7 @@ function reportedNodeDetail(report: CellReport): NodeDetail {
           activeRequested: resourceList(node.activeRequested ?? {}),
           pendingRequested: resourceList(node.pendingRequested ?? {}),
           readinessReasons: [...(node.readinessReasons ?? [])],
+          ...reportedHealth(node),
         },
         storage: {
           node: node.name,
@@ -151,4 +153,14 @@ function reportedNodeDetail(report: CellReport): NodeDetail {
   );
   const total = report.nodeCount.total ?? detail.nodes.length;
   return { ...detail, omitted: Math.max(detail.omitted, total - detail.nodes.length) };
+}
+
+/**
+ * A reported Node's health verdict, when it is one the pool writes (the report's schema allows
+ * only those; checked again here, as the Cell's own reading is). An agent older than the hub
+ * reports none: no verdict.
+ */
+function reportedHealth(node: CellNode): Pick<CellNode, 'health' | 'healthReason'> {
+  const health = nodeHealthOf(node.health, node.healthReason);
+  return health === undefined ? {} : { health: health.health, healthReason: health.reason };
 }

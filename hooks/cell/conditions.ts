@@ -3,8 +3,13 @@
  * the bound ManagedCluster's liveness (Joined, Available as its own word, LeaseFresh as KubeCell
  * and OCM's hub judge it), then what its cluster offers (ProviderReady, InventoryFresh observed
  * on the hub or reported by its cell agent, CapabilityMismatch, NodeAddressesValid,
- * NodeDetailTruncated) and who uses it (InUse). status.ts derives the phase and Ready from them.
+ * NodeDetailTruncated, NodesHealthy) and who uses it (InUse). status.ts derives the phase and Ready from them.
  */
+import {
+  boundUnhealthyNodes,
+  describeUnhealthyNodes,
+  unhealthyNodesOf,
+} from '../api/node-health.js';
 import type { Cell } from '../generated/types/index.js';
 import { echo } from '../json/echo.js';
 import { AGENT_WORK_NAME } from '../remote/contract.js';
@@ -37,6 +42,7 @@ export function cellConditions(cell: Cell, assessment: CellAssessment): Conditio
       assessment.agentReport !== undefined,
     ),
     nodeDetailCondition(assessment.nodes.nodeCount.total ?? 0, assessment.nodeDetail),
+    nodesHealthyCondition(assessment.nodeDetail),
     inUseCondition(assessment.resolvedBy),
   ];
 }
@@ -276,6 +282,37 @@ export function nodeDetailCondition(
         REASONS.NodeDetailComplete,
         `status.nodes lists every profile Node (${total})`,
       );
+}
+
+/**
+ * Informational: whether a profile Node carries its GPUCellPool's verdict that its cell is not
+ * Healthy (status.nodes[].health). Nodes of no pool carry none. No time in the message: the same
+ * Nodes and verdicts give the same bytes.
+ */
+export function nodesHealthyCondition(detail: NodeDetail | undefined): ConditionVerdict {
+  if (detail === undefined) {
+    return verdict(
+      'NodesHealthy',
+      'Unknown',
+      REASONS.NodeHealthNotReported,
+      "the cell agent's report carries no per-Node detail (an agent older than the hub): the Nodes' health is not known",
+    );
+  }
+  const unhealthy = boundUnhealthyNodes(unhealthyNodesOf(detail.nodes));
+  if (unhealthy.nodes.length === 0) {
+    return verdict(
+      'NodesHealthy',
+      true,
+      REASONS.NodesHealthy,
+      'no profile Node is marked unhealthy by its GPUCellPool',
+    );
+  }
+  return verdict(
+    'NodesHealthy',
+    false,
+    REASONS.NodesUnhealthy,
+    `${unhealthy.nodes.length + unhealthy.more} profile Node(s) marked unhealthy by their GPUCellPool: ${describeUnhealthyNodes(unhealthy)}; the pool replaces a Remediating cell without evicting its pods (its Node is cordoned, its machine goes once no pod holds its GPU)`,
+  );
 }
 
 export function inUseCondition(resolvedBy: readonly string[] | undefined): ConditionVerdict {

@@ -75,6 +75,7 @@ describe('Cell hooks over HTTP', () => {
           leaseFresh: 'True',
           inventoryFresh: 'True',
           managedClusterReplaced: 'false',
+          unhealthyNodes: '',
         },
       },
       {

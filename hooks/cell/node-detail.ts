@@ -110,6 +110,9 @@ function nodeEntry({ node, active, pending }: NodeAccounting, profile: string): 
     activeRequested: amountList(active),
     pendingRequested: amountList(pending),
     readinessReasons: node.readinessReasons,
+    ...(node.health === undefined
+      ? {}
+      : { health: node.health.health, healthReason: node.health.reason }),
   };
 }
 

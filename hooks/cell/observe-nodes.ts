@@ -1,8 +1,10 @@
 /**
  * A profile Node as the Cell reads it, narrowed once (observe.ts): whether it is Ready and why
  * not, whether it is cordoned, the InternalIP it lists, its resources as listed (parsed where
- * they are counted, inventory.ts) and the free bytes TopoLVM reports on it.
+ * they are counted, inventory.ts), the free bytes TopoLVM reports on it, and the health verdict
+ * its GPUCellPool marked it with (hooks/api/node-health.ts: only one the pool writes, else none).
  */
+import { readNodeHealth, type NodeHealth } from '../api/node-health.js';
 import { compareStrings } from '../json/compare.js';
 import { echo } from '../json/echo.js';
 import { ANNOTATIONS } from '../kube/labels.js';
@@ -35,6 +37,11 @@ export interface ObservedNode {
   allocatable: ResourceMap;
   /** Free bytes TopoLVM reports on it, summed over its device classes; undefined without any. */
   topolvmFree?: ParsedQuantity;
+  /**
+   * The verdict of the pool whose cell it is, when it is not Healthy: anyone who may patch Nodes
+   * could write the annotations, so one outside the closed sets reads as none.
+   */
+  health?: NodeHealth;
 }
 
 export function observeNode(node: Node): ObservedNode {
@@ -43,6 +50,7 @@ export function observeNode(node: Node): ObservedNode {
     (address) => address.type === 'InternalIP' && typeof address.address === 'string',
   )?.address;
   const topolvmFree = topolvmFreeCapacity(node);
+  const health = readNodeHealth(node.metadata.annotations);
   return {
     name: node.metadata.name,
     labels: node.metadata.labels ?? {},
@@ -53,6 +61,7 @@ export function observeNode(node: Node): ObservedNode {
     capacity: node.status?.capacity ?? {},
     allocatable: node.status?.allocatable ?? {},
     ...(topolvmFree === undefined ? {} : { topolvmFree }),
+    ...(health === undefined ? {} : { health }),
   };
 }
 

@@ -18,6 +18,7 @@ export const CELL_CONDITION_TYPES = [
   'CapabilityMismatch',
   'NodeAddressesValid',
   'NodeDetailTruncated',
+  'NodesHealthy',
   'InUse',
   'Ready',
 ] as const;
@@ -55,6 +56,10 @@ export const REASONS = {
   NodeDetailComplete: 'NodeDetailComplete',
   NodeDetailTruncated: 'NodeDetailTruncated',
   NodeDetailNotReported: 'NodeDetailNotReported',
+  // Profile Nodes marked unhealthy by their GPUCellPool (hooks/api/node-health.ts, issue 28).
+  NodesHealthy: 'NodesHealthy',
+  NodesUnhealthy: 'NodesUnhealthy',
+  NodeHealthNotReported: 'NodeHealthNotReported',
   NoVirtualClusters: 'NoVirtualClusters',
   VirtualClustersResolved: 'VirtualClustersResolved',
   Deleting: 'Deleting',

@@ -6,6 +6,7 @@
  * (case-insensitively; of several, the one named like the machine, else the newest). Cluster
  * API: the Machine's nodeRef or providerID.
  */
+import { nodeHealthAnnotations, nodeHealthOf, type NodeHealth } from '../api/node-health.js';
 import type { GPUCellPool } from '../generated/types/index.js';
 import { conditionIsTrue } from '../kube/objects.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
@@ -55,32 +56,71 @@ export function currentNode(
   );
 }
 
+/** A cell's health as the Node is marked with it (nodeHealthOf: undefined while Healthy). */
+export type CellVerdict = { health: string; reason: string } | undefined;
+
 /**
  * A Node the pool keeps. Only the fields the pool manages are returned: everything else
  * belongs to the kubelet and the node controllers, and returning it would make Metacontroller
- * write it back (an older copy, or with server-side apply, take it over).
+ * write it back (an older copy, or with server-side apply, take it over). A cell that is not
+ * Healthy marks its Node (`nodeMetadata`).
  */
-export function keptNode(node: NodeObject): KubernetesObject {
-  return { apiVersion: 'v1', kind: 'Node', metadata: { name: node.metadata.name } };
+export function keptNode(node: NodeObject, verdict?: CellVerdict): KubernetesObject {
+  return { apiVersion: 'v1', kind: 'Node', metadata: nodeMetadata(node, verdict) };
 }
 
 /**
  * A retiring cell's Node: cordoned and tainted `kubecell.io/retiring:NoSchedule`, with the
- * taints it already has (the list is written whole).
+ * taints it already has (the list is written whole), and marked as `keptNode` marks it.
  */
-export function retiringNode(node: NodeObject): KubernetesObject {
+export function retiringNode(node: NodeObject, verdict?: CellVerdict): KubernetesObject {
   const taints = (node.spec?.taints ?? []).filter(
     (taint) => !(taint.key === RETIRING_TAINT.key && taint.effect === RETIRING_TAINT.effect),
   );
   return {
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name: node.metadata.name },
+    metadata: nodeMetadata(node, verdict),
     spec: {
       unschedulable: true,
       taints: [...taints, { key: RETIRING_TAINT.key, effect: RETIRING_TAINT.effect }],
     },
   } as KubernetesObject;
+}
+
+/** Metacontroller's record of what it last applied (dynamic apply only; pkg/dynamic/apply). */
+const LAST_APPLIED = 'metacontroller.k8s.io/last-applied-configuration';
+
+/**
+ * The Node's name and, for a cell that is not Healthy, the annotations kubecell.io/cell-health
+ * and kubecell.io/cell-health-reason (hooks/api/node-health.ts). Once the cell is Healthy again
+ * they are left out and Metacontroller removes them: server-side apply drops the fields its field
+ * manager applied before and no longer applies. Its dynamic apply instead deletes every key the
+ * last applied configuration has and the desired object lacks (mergeObject,
+ * metacontroller v4.17.2 pkg/dynamic/apply/apply.go), and would take every annotation of the Node
+ * with a dropped `annotations` map: a Node whose last applied configuration has the map keeps
+ * it, empty.
+ */
+function nodeMetadata(node: NodeObject, verdict: CellVerdict): KubernetesObject['metadata'] {
+  const health: NodeHealth | undefined =
+    verdict === undefined ? undefined : nodeHealthOf(verdict.health, verdict.reason);
+  if (health !== undefined) {
+    return { name: node.metadata.name, annotations: nodeHealthAnnotations(health) };
+  }
+  return lastAppliedAnnotations(node)
+    ? { name: node.metadata.name, annotations: {} }
+    : { name: node.metadata.name };
+}
+
+function lastAppliedAnnotations(node: NodeObject): boolean {
+  const text = node.metadata.annotations?.[LAST_APPLIED];
+  if (typeof text !== 'string') return false;
+  try {
+    const applied = JSON.parse(text) as { metadata?: { annotations?: unknown } } | null;
+    return applied?.metadata?.annotations !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 /** Is the Node seen cordoned and tainted as `retiringNode` makes it? */

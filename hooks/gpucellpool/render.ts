@@ -19,6 +19,7 @@
  *
  * The objects themselves are rendered by machines.ts, clones.ts and nodes.ts.
  */
+import { readNodeHealth } from '../api/node-health.js';
 import type { GPUCellPool, GPUCellPoolStatus } from '../generated/types/index.js';
 import { keptChild } from '../metacontroller/kept-child.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
@@ -84,7 +85,7 @@ function activeCell(input: RenderInput, cell: Cell): CellOutput {
   const own = cellChildren(input, cell, { clones: true });
   return {
     children: own.children,
-    ...(cell.node ? { node: keptNode(cell.node) } : {}),
+    ...(cell.node ? { node: keptNode(cell.node, cell.health) } : {}),
     cell: withJoinContent(cell, own.joinContentHash),
   };
 }
@@ -109,14 +110,14 @@ function retiringCell(input: RenderInput, cell: Cell): CellOutput {
   const busy =
     cell.health?.releaseDue !== true && (cell.holders === undefined || cell.holders.length > 0);
   if (!busy && isRetiringNode(node)) {
-    return { children: [], node: retiringNode(node), cell: deleting(cell) };
+    return { children: [], node: retiringNode(node, cell.health), cell: deleting(cell) };
   }
   // Kept, not created: the same rendering as for a live cell, without the clones.
   const retiring: Cell = { ...cell, phase: 'Retiring' };
   const own = cellChildren(input, retiring, { clones: false });
   return {
     children: own.children,
-    node: retiringNode(node),
+    node: retiringNode(node, cell.health),
     cell: withJoinContent(retiring, own.joinContentHash),
   };
 }
@@ -278,13 +279,13 @@ function otherKeptNodes(
     type === 'KubeVirt' && !node.status?.nodeInfo?.systemUUID;
   return input.children.nodes
     .filter((node) => !kept.has(node.metadata.name) && (unmatchedGrace || unreported(node)))
-    .map(keptNode);
+    .map((node) => keptNode(node));
 }
 
 /**
  * Every observed child as it is, for a sync that keeps everything. A Node of a cell that was
  * retiring keeps its cordon and taint: both GPUCellPool controllers apply as the same field
- * manager, and a Node returned by name only would lose them.
+ * manager, and a Node returned by name only would lose them. A Node keeps its health marks too.
  */
 export function heldChildren(
   previous: GPUCellPoolStatus,
@@ -299,8 +300,8 @@ export function heldChildren(
   return allChildren.map((child) =>
     child.kind === 'Node'
       ? retiring.has(child.metadata.name)
-        ? retiringNode(child as NodeObject)
-        : keptNode(child as NodeObject)
+        ? retiringNode(child as NodeObject, readNodeHealth(child.metadata.annotations))
+        : keptNode(child as NodeObject, readNodeHealth(child.metadata.annotations))
       : keptChild(child),
   );
 }

@@ -17,6 +17,13 @@ export const ANNOTATIONS = {
   skipCleanup: 'kubecell.io/skip-cleanup',
   /** TopoLVM publishes each device class's free bytes on the Node under this prefix. */
   topolvmCapacityPrefix: 'capacity.topolvm.io/',
+  /**
+   * On a pool Node whose cell is not Healthy: Unhealthy or Remediating (the GPUCellPool writes
+   * it, a Cell reads it; hooks/api/node-health.ts). A healthy cell's Node carries neither.
+   */
+  cellHealth: 'kubecell.io/cell-health',
+  /** With cellHealth: why (status.cells[].healthReason of the pool, e.g. UnhealthyNode). */
+  cellHealthReason: 'kubecell.io/cell-health-reason',
 } as const;
 
 /**

@@ -1,12 +1,19 @@
 /**
  * The CellLive condition of a VirtualCluster, and what else its Cell says about the cluster's
- * health (inventory lost, Cell or ManagedCluster replaced).
+ * health (inventory lost, Cell or ManagedCluster replaced, and the CellNodesHealthy condition: the
+ * Nodes of the Cell its GPUCellPool marked unhealthy).
  *
  * Before resolution it is read from the Cell itself (the placement reads the Cell anyway). Once
  * resolved, from the Cell's liveness record (hooks/api/cell-liveness-record.ts), which changes only
  * when the Cell's liveness does: the Cell is no longer related (customize.ts, decision D36).
  */
 import { cellLivenessRecordName, type CellLivenessRecord } from '../api/cell-liveness-record.js';
+import {
+  boundUnhealthyNodes,
+  describeUnhealthyNodes,
+  unhealthyNodesOf,
+  type UnhealthyNodes,
+} from '../api/node-health.js';
 import type { ResolvedPlacement } from '../generated/types/index.js';
 import { findCondition, verdict } from '../status/conditions.js';
 import type { VirtualClusterObservation } from './observe.js';
@@ -21,6 +28,11 @@ export interface CellLiveness {
   replaced: boolean;
   /** The Cell reports its ManagedCluster replaced (Cell phase Failed). */
   managedClusterReplaced: boolean;
+  /**
+   * CellNodesHealthy: informational, Ready and the phase do not depend on it (a tenant cluster
+   * with one unhealthy GPU Node still serves, and the pool replaces the Node without eviction).
+   */
+  nodes: Verdict;
 }
 
 function cellLive(status: Verdict['status'], reason: string, message: string): Verdict {
@@ -28,6 +40,49 @@ function cellLive(status: Verdict['status'], reason: string, message: string): V
 }
 
 const HEALTHY = { inventoryGone: false, replaced: false, managedClusterReplaced: false };
+
+function cellNodes(status: Verdict['status'], reason: string, message: string): Verdict {
+  return verdict('CellNodesHealthy', status, reason, message);
+}
+
+/** CellNodesHealthy Unknown: the Cell's Nodes cannot be judged, for the reason CellLive gives. */
+function nodesUnknown(cellName: string, live: Verdict): Verdict {
+  return cellNodes(
+    'Unknown',
+    REASONS.CellNodesUnknown,
+    `The health of Cell ${cellName}'s Nodes cannot be read (CellLive ${live.reason}).`,
+  );
+}
+
+/** Without a verdict on the Nodes: CellNodesHealthy Unknown, saying why CellLive is what it is. */
+function withoutNodes(cellName: string, rest: Omit<CellLiveness, 'nodes'>): CellLiveness {
+  return { ...rest, nodes: nodesUnknown(cellName, rest.verdict) };
+}
+
+/**
+ * CellNodesHealthy from the unhealthy Nodes of the Cell (undefined: the source does not say). No
+ * time in the messages: the same Nodes and verdicts give the same bytes.
+ */
+function nodesCondition(
+  cellName: string,
+  unhealthy: UnhealthyNodes | undefined,
+  unknown: { reason: string; message: string },
+): Verdict {
+  if (unhealthy === undefined) return cellNodes('Unknown', unknown.reason, unknown.message);
+  if (unhealthy.nodes.length === 0) {
+    return cellNodes(
+      'True',
+      REASONS.CellNodesHealthy,
+      `Every Node of Cell ${cellName} is healthy (none is marked unhealthy by its GPUCellPool).`,
+    );
+  }
+  const count = unhealthy.nodes.length + unhealthy.more;
+  return cellNodes(
+    'False',
+    REASONS.CellNodesUnhealthy,
+    `${count} Node(s) of Cell ${cellName} are unhealthy: ${describeUnhealthyNodes(unhealthy)}. Their GPUCellPool replaces a cell it remediates without evicting pods: the Node is cordoned and goes once no pod holds its GPU, so pods on it keep running until they finish or are moved. The VirtualCluster keeps serving (informational).`,
+  );
+}
 
 /**
  * The CellLive condition and what else the Cell says about the VirtualCluster's health: from the
@@ -57,11 +112,17 @@ function fromCell(
 ): CellLiveness {
   if (!cellObserved) {
     const message = `Cell ${cellName} was not observed (no Cells in the request); wait for the next sync.`;
-    return { ...HEALTHY, verdict: cellLive('Unknown', REASONS.CellNotObserved, message) };
+    return withoutNodes(cellName, {
+      ...HEALTHY,
+      verdict: cellLive('Unknown', REASONS.CellNotObserved, message),
+    });
   }
   if (cell === undefined) {
     const message = `Cell ${cellName} does not exist.`;
-    return { ...HEALTHY, verdict: cellLive('False', REASONS.CellNotFound, message) };
+    return withoutNodes(cellName, {
+      ...HEALTHY,
+      verdict: cellLive('False', REASONS.CellNotFound, message),
+    });
   }
   if (resolved !== undefined && cell.metadata.uid !== resolved.cell.uid) {
     return replacedCell(cellName, cell.metadata.uid, resolved);
@@ -69,16 +130,25 @@ function fromCell(
   const status = cell.status;
   if (status === undefined) {
     const message = `Cell ${cellName} has no status yet: the kubecell-cell controller has not observed it.`;
-    return { ...HEALTHY, verdict: cellLive('Unknown', REASONS.CellStatusMissing, message) };
+    return withoutNodes(cellName, {
+      ...HEALTHY,
+      verdict: cellLive('Unknown', REASONS.CellStatusMissing, message),
+    });
   }
   const inventory = findCondition(status.conditions, 'InventoryFresh');
   const fresh = status.managedCluster?.leaseFresh;
+  const unhealthy =
+    status.nodes === undefined ? undefined : boundUnhealthyNodes(unhealthyNodesOf(status.nodes));
   return fromVerdicts(cellName, {
     leaseFresh: fresh === undefined ? 'Unknown' : fresh ? 'True' : 'False',
     inventoryGone: inventory !== undefined && inventory.status !== 'True',
     managedClusterReplaced:
       status.phase === 'Failed' &&
       findCondition(status.conditions, 'Ready')?.reason === REASONS.ManagedClusterReplaced,
+    nodes: nodesCondition(cellName, unhealthy, {
+      reason: REASONS.CellNodesNotListed,
+      message: `Cell ${cellName} lists no Nodes (status.nodes is absent: its cell agent is older than the hub), so their health is not known.`,
+    }),
   });
 }
 
@@ -88,7 +158,11 @@ function replacedCell(
   resolved: ResolvedPlacement,
 ): CellLiveness {
   const message = `Cell ${cellName} has UID ${uid ?? '(none)'}, but this VirtualCluster resolved to UID ${resolved.cell.uid}: the Cell was deleted and recreated.`;
-  return { ...HEALTHY, replaced: true, verdict: cellLive('False', REASONS.CellReplaced, message) };
+  return withoutNodes(cellName, {
+    ...HEALTHY,
+    replaced: true,
+    verdict: cellLive('False', REASONS.CellReplaced, message),
+  });
 }
 
 /** From a readable record: the Cell it names must be the resolved one. */
@@ -102,6 +176,10 @@ function fromRecord(
     leaseFresh: read.leaseFresh,
     inventoryGone: read.inventoryFresh !== 'True',
     managedClusterReplaced: read.managedClusterReplaced,
+    nodes: nodesCondition(cellName, read.unhealthyNodes, {
+      reason: REASONS.CellNodeHealthNotRecorded,
+      message: `The liveness record of Cell ${cellName}, ConfigMap ${cellLivenessRecordName(cellName)}, has no unhealthyNodes: it was written by a kubecell-cell controller older than this one, or the Cell lists no Nodes (its cell agent is older than the hub); the Nodes' health is not known until it is rewritten.`,
+    }),
   });
 }
 
@@ -122,7 +200,10 @@ function unreadableRecord(
       ? `its liveness record, ConfigMap ${name}, does not exist: the Cell was deleted, or the kubecell-cell controller has not written the record yet`
       : `its liveness record, ConfigMap ${name}, has an unexpected ${read.invalid}: the kubecell-cell controller rewrites it on its next sync`;
   const message = `The liveness of Cell ${cellName} cannot be read: ${why}.`;
-  return { ...HEALTHY, verdict: cellLive('Unknown', REASONS.CellLivenessUnreadable, message) };
+  return withoutNodes(cellName, {
+    ...HEALTHY,
+    verdict: cellLive('Unknown', REASONS.CellLivenessUnreadable, message),
+  });
 }
 
 /**
@@ -131,7 +212,7 @@ function unreadableRecord(
  */
 function fromVerdicts(
   cellName: string,
-  verdicts: Pick<CellLiveness, 'inventoryGone' | 'managedClusterReplaced'> & {
+  verdicts: Pick<CellLiveness, 'inventoryGone' | 'managedClusterReplaced' | 'nodes'> & {
     leaseFresh: CellLivenessRecord['leaseFresh'];
   },
 ): CellLiveness {

@@ -26,6 +26,7 @@ export const VC_CONDITION_TYPES = [
   'K3kReady',
   'KubeconfigPublished',
   'CellLive',
+  'CellNodesHealthy',
   'Ready',
 ] as const;
 export type VirtualClusterConditionType = (typeof VC_CONDITION_TYPES)[number];
@@ -75,6 +76,15 @@ export const REASONS = {
   LeaseStale: 'LeaseStale',
   LeaseUnknown: 'LeaseUnknown',
   CellLivenessUnreadable: 'CellLivenessUnreadable',
+  // CellNodesHealthy (informational: Ready does not depend on it)
+  CellNodesHealthy: 'CellNodesHealthy',
+  CellNodesUnhealthy: 'CellNodesUnhealthy',
+  // Unknown: the Cell's liveness cannot be read (CellLive says why)
+  CellNodesUnknown: 'CellNodesUnknown',
+  // Unknown: the record has no unhealthyNodes (written by an older controller)
+  CellNodeHealthNotRecorded: 'CellNodeHealthNotRecorded',
+  // Unknown: the Cell has no status.nodes (its cell agent is older than the hub)
+  CellNodesNotListed: 'CellNodesNotListed',
   // Ready (and the phase): Failed reasons
   NamespaceOccupied: 'NamespaceOccupied',
   CellReplaced: 'CellReplaced',

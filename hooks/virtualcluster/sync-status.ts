@@ -80,6 +80,7 @@ function syncConditions(inputs: SyncOutcome): { phase: Phase; verdicts: Verdict[
     k3k,
     kubeconfig,
     assessment.cell.verdict,
+    assessment.cell.nodes,
     readyCondition(phase),
   ];
   return { phase, verdicts };

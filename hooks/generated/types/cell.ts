@@ -46,7 +46,7 @@ observedGeneration?: number
  */
 phase?: ("Pending" | "Provisioning" | "Ready" | "Degraded" | "Deleting" | "Failed")
 /**
- * Current conditions of the Cell. Types: Joined (the ManagedCluster is accepted and joined), Available (the ManagedCluster reports itself available; informational, liveness comes from LeaseFresh), LeaseFresh (the Lease managed-cluster-lease was renewed within 5 × leaseDurationSeconds, and OCM's hub has not set ManagedClusterConditionAvailable to Unknown with reason ManagedClusterLeaseUpdateStopped; the stricter of the two wins), ProviderReady (the provider baseline is ready), InventoryFresh (Node, pod, storage and NodePort inventories were observed), CapabilityMismatch (True when a declared device has less allocatable than declared, i.e. none on any Ready Node), NodeAddressesValid (False when a Ready, schedulable profile Node's InternalIP is not an IP address, so it is left out of nodeAddresses; informational), NodeDetailTruncated (True when the per-Node detail reached its size bound and nodeCount.omitted Nodes are left out of status.nodes; informational), InUse (True while VirtualClusters resolve to the Cell; blocks deletion).
+ * Current conditions of the Cell. Types: Joined (the ManagedCluster is accepted and joined), Available (the ManagedCluster reports itself available; informational, liveness comes from LeaseFresh), LeaseFresh (the Lease managed-cluster-lease was renewed within 5 × leaseDurationSeconds, and OCM's hub has not set ManagedClusterConditionAvailable to Unknown with reason ManagedClusterLeaseUpdateStopped; the stricter of the two wins), ProviderReady (the provider baseline is ready), InventoryFresh (Node, pod, storage and NodePort inventories were observed), CapabilityMismatch (True when a declared device has less allocatable than declared, i.e. none on any Ready Node), NodeAddressesValid (False when a Ready, schedulable profile Node's InternalIP is not an IP address, so it is left out of nodeAddresses; informational), NodeDetailTruncated (True when the per-Node detail reached its size bound and nodeCount.omitted Nodes are left out of status.nodes; informational), NodesHealthy (False while a profile Node is marked unhealthy by its GPUCellPool, naming the Nodes and why; informational), InUse (True while VirtualClusters resolve to the Cell; blocks deletion).
  * 
  * @maxItems 16
  */
@@ -210,6 +210,14 @@ pendingRequested?: ResourceList
  * @maxItems 8
  */
 readinessReasons?: string[]
+/**
+ * The health verdict of the GPUCellPool whose cell this Node is, read from the Node's annotation kubecell.io/cell-health: Unhealthy (found unhealthy, not replaced: remediation is None or too many cells are unhealthy) or Remediating (being replaced: cordoned, its machine goes once no pod holds its GPU; nothing is evicted). Absent for a healthy Node, a Node of no pool, and a Node whose annotations are not ones the pool writes.
+ */
+health?: ("Unhealthy" | "Remediating")
+/**
+ * With health: why the pool judged the cell unhealthy (its status.cells[].healthReason, from the Node's annotation kubecell.io/cell-health-reason).
+ */
+healthReason?: ("UnhealthyNode" | "NodeStartupTimeout" | "NodeDeleted" | "MachineFailed" | "ReplacementRequested")
 /**
  * When this entry was last observed: the time of the status write that carries it (status.observedAt). Every sync observes every Node, and an unchanged status is confirmed at least every 5 minutes (the heartbeat), so it is at most 5 minutes old on a live controller.
  */

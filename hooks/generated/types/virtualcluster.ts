@@ -54,7 +54,7 @@ host?: VirtualClusterHostStatus
  */
 cleanup?: TypedObjectReference[]
 /**
- * Current conditions of the VirtualCluster. Types: Feasible (the feasibility evaluation accepted the placement), Resolved (status.resolved is written), ChildrenApplied (every child was applied; on a ManifestWork Cell, its ManifestWork is Applied too), K3kReady (the k3k Cluster reports ready; on a ManifestWork Cell, whose k3k status is not fed back, the work is Available and k3k's admin kubeconfig came back sealed), KubeconfigPublished (the kubeconfig Secret exists with the rewritten server), CellLive (the resolved Cell's lease is fresh), Ready (the k3k Cluster is ready, the NodePort is allocated, the kubeconfig is published and the quota is in place).
+ * Current conditions of the VirtualCluster. Types: Feasible (the feasibility evaluation accepted the placement), Resolved (status.resolved is written), ChildrenApplied (every child was applied; on a ManifestWork Cell, its ManifestWork is Applied too), K3kReady (the k3k Cluster reports ready; on a ManifestWork Cell, whose k3k status is not fed back, the work is Available and k3k's admin kubeconfig came back sealed), KubeconfigPublished (the kubeconfig Secret exists with the rewritten server), CellLive (the resolved Cell's lease is fresh), CellNodesHealthy (no Node of the Cell is marked unhealthy by its GPUCellPool; False names the Nodes and why; informational, Ready does not depend on it), Ready (the k3k Cluster is ready, the NodePort is allocated, the kubeconfig is published and the quota is in place).
  * 
  * @maxItems 16
  */

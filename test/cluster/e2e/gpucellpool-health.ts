@@ -60,7 +60,7 @@ const healthOf = (pool: ObjectWithStatus): HealthOfCell[] => cellsOf(pool) as He
  * Sets a Node condition on the status subresource, as its publisher (the kubelet, NVSentinel)
  * does: a strategic merge keyed by type, `lastTransitionTime` given.
  */
-async function setNodeCondition(
+export async function setNodeCondition(
   world: PoolWorld,
   node: string,
   condition: { type: string; status: string; at: Date; reason: string },
@@ -140,10 +140,10 @@ function untilAllHealthy(world: PoolWorld, count: number): Promise<HealthOfCell[
  * status of the cell being remediated.
  */
 const FINALIZER = 'e2e.kubecell.io/provisioner';
-async function holdFinalizer(world: PoolWorld, machine: string): Promise<void> {
+export async function holdFinalizer(world: PoolWorld, machine: string): Promise<void> {
   await setFinalizers(world, machine, [FINALIZER]);
 }
-async function releaseMachine(world: PoolWorld, machine: string): Promise<void> {
+export async function releaseMachine(world: PoolWorld, machine: string): Promise<void> {
   await setFinalizers(world, machine, null);
 }
 async function setFinalizers(

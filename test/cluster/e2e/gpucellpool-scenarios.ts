@@ -24,6 +24,7 @@ import {
   type CellStatus,
 } from './gpucellpool-support.js';
 import { cellHealth } from './gpucellpool-health.js';
+import { tenantsAreTold } from './gpucellpool-tenants.js';
 import { PROFILE, usePoolWorld, type PoolProvisioner, type Scenario } from './gpucellpool-world.js';
 import { apply, conditionOf, eventually, eventuallyGone, getObject, hookCalls } from './support.js';
 
@@ -266,7 +267,8 @@ export const afterwards: Scenario = (world) => {
 /**
  * The scenarios every provisioner runs, in this order: each leaves the pool as the next expects
  * it (no machine before createsMachines; 2 Ready cells after cellsJoin; 3 after
- * scaleUpReapsEarlyNode; 2 after the scale-down; 3 after the health scenarios).
+ * scaleUpReapsEarlyNode; 2 after the scale-down; 3 after the health scenarios and after the
+ * tenants' scenario).
  */
 export const SCENARIOS: readonly Scenario[] = [
   withoutPrerequisites,
@@ -277,6 +279,7 @@ export const SCENARIOS: readonly Scenario[] = [
   scaleUpReapsEarlyNode,
   scaleDownRetiresBusyCell,
   cellHealth,
+  tenantsAreTold,
   afterwards,
 ];
 
