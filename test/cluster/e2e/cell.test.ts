@@ -165,6 +165,7 @@ describe('e2e: Cell through Metacontroller', function () {
       CapabilityMismatch: ['False', 'DevicesOffered'],
       NodeAddressesValid: ['True', 'NodeAddressesValid'],
       NodeDetailTruncated: ['False', 'NodeDetailComplete'],
+      NodesHealthy: ['True', 'NodesHealthy'],
       InUse: ['False', 'NoVirtualClusters'],
       Ready: ['True', 'Ready'],
     });
