@@ -2,8 +2,9 @@
 // Cell of the pool's machine profile includes the pool's Nodes, a tenant's VirtualCluster resolves
 // to it, and when one of those Nodes is found unhealthy the tenant sees CellNodesHealthy False
 // naming the Node and the reason on `kubectl get virtualcluster`; once the pool has replaced the
-// cell, True again. Between the two, nothing the verdict travels through (the Node's annotations,
-// the Cell's liveness record) changes while the pool is healthy and idle.
+// cell, True again; with remediation None, once the Node recovers, its marks are removed by
+// Metacontroller and the condition is True again. While the pool is healthy and idle, nothing the
+// verdict travels through (the Node's annotations, the Cell's liveness record) changes.
 //
 // It runs after the health scenarios (spec.health set: SysLogsXIDError unhealthy at once,
 // maxUnhealthy 1, Replace), with 3 Ready cells, and leaves 3. The test plays OCM (the Cell's
@@ -252,6 +253,54 @@ export const tenantsAreTold: Scenario = (world) => {
         vc.namespace,
       );
       expect(conditionOf(object, 'CellLive')).to.include({ status: 'True' });
+    });
+
+    it('with remediation None, a Node that recovers loses its marks (Metacontroller removes them): True again', async function () {
+      const setRemediation = (remediation: string) =>
+        kubectl(world.stack, [
+          'patch',
+          'gpucellpool',
+          world.poolName,
+          '--type=merge',
+          '--field-manager=e2e-platform',
+          '-p',
+          JSON.stringify({ spec: { health: { remediation } } }),
+        ]);
+      await setRemediation('None');
+      try {
+        const cells = cellsOf(await world.pool());
+        const node = cells[0]?.node ?? '';
+        await setNodeCondition(world, node, {
+          type: 'SysLogsXIDError',
+          status: 'True',
+          at: new Date(),
+          reason: 'XID79',
+        });
+        const unhealthy = await untilCellNodes(world, vc, `${node} Unhealthy, not replaced`, (c) =>
+          (c.message ?? '').includes(`${node} (UnhealthyNode)`),
+        );
+        expect(unhealthy).to.include({ status: 'False', reason: 'CellNodesUnhealthy' });
+        expect((await getObject(world.stack, 'node', node))?.metadata.annotations).to.include({
+          [ANNOTATIONS.cellHealth]: 'Unhealthy',
+          [ANNOTATIONS.cellHealthReason]: 'UnhealthyNode',
+        });
+        await setNodeCondition(world, node, {
+          type: 'SysLogsXIDError',
+          status: 'False',
+          at: new Date(),
+          reason: 'NoXID',
+        });
+        await untilCellNodes(world, vc, 'CellNodesHealthy True again', (c) => c.status === 'True');
+        const recovered = await getObject(world.stack, 'node', node);
+        expect(recovered, `${node} kept`).to.not.equal(undefined);
+        expect(recovered?.metadata.annotations ?? {}).to.not.have.any.keys(
+          ANNOTATIONS.cellHealth,
+          ANNOTATIONS.cellHealthReason,
+        );
+        expect(await markedNodes(world)).to.deep.equal([]);
+      } finally {
+        await setRemediation('Replace');
+      }
     });
   });
 };
