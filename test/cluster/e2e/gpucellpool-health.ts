@@ -186,19 +186,29 @@ function untilReplacement(world: PoolWorld, before: readonly string[]): Promise<
   );
 }
 
+/**
+ * Merges `health` into the pool's spec.health, as a platform engineer does: with another field
+ * manager than the pool's author, so that scaling the pool later keeps spec.health.
+ */
+export async function patchHealth(
+  world: PoolWorld,
+  health: Record<string, unknown>,
+): Promise<void> {
+  await kubectl(world.stack, [
+    'patch',
+    'gpucellpool',
+    world.poolName,
+    '--type=merge',
+    '--field-manager=e2e-platform',
+    '-p',
+    JSON.stringify({ spec: { health } }),
+  ]);
+}
+
 /** spec.health as the platform engineer sets it; a Node condition cleared before its duration. */
 export const healthRecovers: Scenario = (world) => {
   it(`with spec.health set, a Node NotReady for less than ${NOT_READY_SECONDS}s leaves its cell Healthy: CellsHealthy True`, async function () {
-    // Another field manager than the pool's author: scaling the pool later keeps spec.health.
-    await kubectl(world.stack, [
-      'patch',
-      'gpucellpool',
-      world.poolName,
-      '--type=merge',
-      '--field-manager=e2e-platform',
-      '-p',
-      JSON.stringify({ spec: { health: HEALTH } }),
-    ]);
+    await patchHealth(world, HEALTH);
     await untilPool(world, 'RemediationAllowed with maxUnhealthy 1', (pool) =>
       conditionOf(pool, 'RemediationAllowed')?.message?.includes('maxUnhealthy 1') &&
       conditionOf(pool, 'CellsHealthy')?.status === 'True'

@@ -21,7 +21,12 @@ import {
 import { poll, sleep } from '../../../harness/poll.js';
 import { startSimulation, type Simulation } from '../../../harness/simulate/index.js';
 import { CELL, CELL_NAMESPACE, GPU_DEVICES, VC, VNCLASS } from './cell-fixtures.js';
-import { holdFinalizer, releaseMachine, setNodeCondition } from './gpucellpool-health.js';
+import {
+  holdFinalizer,
+  patchHealth,
+  releaseMachine,
+  setNodeCondition,
+} from './gpucellpool-health.js';
 import { cellsOf, endPod, type CellStatus } from './gpucellpool-support.js';
 import { PROFILE, type PoolWorld, type Scenario } from './gpucellpool-world.js';
 import {
@@ -256,16 +261,7 @@ export const tenantsAreTold: Scenario = (world) => {
     });
 
     it('with remediation None, a Node that recovers loses its marks (Metacontroller removes them): True again', async function () {
-      const setRemediation = (remediation: string) =>
-        kubectl(world.stack, [
-          'patch',
-          'gpucellpool',
-          world.poolName,
-          '--type=merge',
-          '--field-manager=e2e-platform',
-          '-p',
-          JSON.stringify({ spec: { health: { remediation } } }),
-        ]);
+      const setRemediation = (remediation: string) => patchHealth(world, { remediation });
       await setRemediation('None');
       try {
         const cells = cellsOf(await world.pool());
