@@ -80,7 +80,7 @@ function nodesCondition(
   return cellNodes(
     'False',
     REASONS.CellNodesUnhealthy,
-    `${count} Node(s) of Cell ${cellName} are unhealthy: ${describeUnhealthyNodes(unhealthy)}. Their GPUCellPool replaces a cell it remediates without evicting pods: the Node is cordoned and goes once no pod holds its GPU, so pods on it keep running until they finish or are moved. The VirtualCluster keeps serving (informational).`,
+    `${count} Node(s) of Cell ${cellName} are unhealthy or being replaced: ${describeUnhealthyNodes(unhealthy)}. Their GPUCellPool replaces a cell it remediates without evicting pods: the Node is cordoned and goes once no pod holds its GPU, so pods on it keep running until they finish or are moved. The VirtualCluster keeps serving (informational).`,
   );
 }
 

@@ -69,7 +69,7 @@ describe('VirtualCluster CellNodesHealthy', () => {
       reason: 'CellNodesUnhealthy',
     });
     expect(condition(unhealthy, 'CellNodesHealthy')?.message).to.match(
-      /^1 Node\(s\) of Cell cell1 are unhealthy: n2 \(UnhealthyNode, being replaced\)\. .*without evicting pods/,
+      /^1 Node\(s\) of Cell cell1 are unhealthy or being replaced: n2 \(UnhealthyNode, being replaced\)\. .*without evicting pods/,
     );
   });
 
@@ -84,7 +84,7 @@ describe('VirtualCluster CellNodesHealthy', () => {
       reason: 'CellNodesUnhealthy',
     });
     expect(condition(during, 'CellNodesHealthy')?.message).to.include(
-      '2 Node(s) of Cell cell1 are unhealthy: n1 (NodeDeleted), n2 (MachineFailed).',
+      '2 Node(s) of Cell cell1 are unhealthy or being replaced: n1 (NodeDeleted), n2 (MachineFailed).',
     );
     expect(condition(during, 'CellLive')).to.include({ status: 'True' });
 
@@ -100,7 +100,7 @@ describe('VirtualCluster CellNodesHealthy', () => {
       bad(`n${String(i).padStart(2, '0')}`, 'Unhealthy', 'UnhealthyNode'),
     );
     const message = condition(fromRecord(recordOf(cellWith(nodes))), 'CellNodesHealthy')?.message;
-    expect(message).to.include('20 Node(s) of Cell cell1 are unhealthy:');
+    expect(message).to.include('20 Node(s) of Cell cell1 are unhealthy or being replaced:');
     expect(message).to.include('n07 (UnhealthyNode) and 12 more.');
   });
 

@@ -206,7 +206,7 @@ export const tenantsAreTold: Scenario = (world) => {
       );
       expect(unhealthy.reason).to.equal('CellNodesUnhealthy');
       expect(unhealthy.message).to.equal(
-        `1 Node(s) of Cell ${cell} are unhealthy: ${node} (UnhealthyNode, being replaced). ` +
+        `1 Node(s) of Cell ${cell} are unhealthy or being replaced: ${node} (UnhealthyNode, being replaced). ` +
           'Their GPUCellPool replaces a cell it remediates without evicting pods: the Node is ' +
           'cordoned and goes once no pod holds its GPU, so pods on it keep running until they ' +
           'finish or are moved. The VirtualCluster keeps serving (informational).',
