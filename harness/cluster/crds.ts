@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import type { GpuCellPoolProvisioner } from './kubecell-stack.js';
+import { poll } from '../poll.js';
 import type { CommandResult } from './processes.js';
 import { verifiedFiles, verifyUpstreamInputs } from './upstream-inputs.js';
 
@@ -99,13 +100,23 @@ export async function installCrds(
     ]);
     if (applied.code !== 0) throw describeFailure(`kubectl apply -f ${file}`, applied);
   }
-  const established = await kubectl([
-    'wait',
-    '--for=condition=Established',
-    `--timeout=${timeoutSeconds}s`,
-    ...names.map((name) => `customresourcedefinition/${name}`),
-  ]);
-  if (established.code !== 0)
-    throw describeFailure(`waiting for CRDs ${names.join(', ')} to be Established`, established);
+  // `kubectl wait --for=condition` fails at once, rather than waiting, while a CRD just created
+  // has no status.conditions yet ("accessor error: <nil> is of the type <nil>"), so it is asked
+  // again until it succeeds or the time is up.
+  await poll(
+    `CRDs ${names.join(', ')} Established`,
+    async () => {
+      const established = await kubectl([
+        'wait',
+        '--for=condition=Established',
+        `--timeout=${timeoutSeconds}s`,
+        ...names.map((name) => `customresourcedefinition/${name}`),
+      ]);
+      return established.code === 0
+        ? { value: true }
+        : { notYet: describeFailure('kubectl wait', established).message };
+    },
+    { timeoutMs: timeoutSeconds * 1000, intervalMs: 250 },
+  );
   return names;
 }
