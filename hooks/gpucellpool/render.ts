@@ -188,7 +188,8 @@ function userDataChild(
   const { pool } = input;
   if (clusterAPIOf(pool)?.bootstrapConfigTemplateRef !== undefined) return { children: [] };
   const { join, contentHash } = input.assessment.bootstrap;
-  const rendered =
+  // Rendered only where it is used: a stamped Secret of a running cell is kept unread.
+  const render = () =>
     join !== undefined && contentHash !== undefined
       ? renderUserDataSecret(
           pool,
@@ -203,13 +204,16 @@ function userDataChild(
           contentHash,
         )
       : undefined;
-  if (secret !== undefined && (cell.machine !== undefined || rendered === undefined)) {
+  const renderable = join !== undefined && contentHash !== undefined;
+  if (secret !== undefined && (cell.machine !== undefined || !renderable)) {
     const unstamped = secret.metadata.annotations?.[JOIN_CONTENT_HASH_ANNOTATION] === undefined;
-    if (unstamped && rendered !== undefined && sameData(secret, rendered)) {
+    const rendered = unstamped ? render() : undefined;
+    if (rendered !== undefined && sameData(secret, rendered)) {
       return { children: [rendered], joinContentHash: contentHash };
     }
     return keptUserData(secret);
   }
+  const rendered = render();
   return rendered === undefined
     ? { children: [] }
     : { children: [rendered], joinContentHash: contentHash };
