@@ -189,6 +189,33 @@ function untilReplacement(world: PoolWorld, before: readonly string[]): Promise<
 }
 
 /**
+ * A cell whose machine the pool is deleting: Remediating for `reason` (in its entry and in
+ * CellsHealthy's message), its Node cordoned and tainted; once its machine is released, the
+ * replacement added since `before`.
+ */
+async function remediatedAndReplaced(
+  world: PoolWorld,
+  cell: { name: string; machine: string; node: string },
+  reason: string,
+  before: readonly HealthOfCell[],
+): Promise<HealthOfCell> {
+  const pool = await world.pool();
+  expect(healthOf(pool).find((c) => c.name === cell.name)).to.include({
+    health: 'Remediating',
+    healthReason: reason,
+  });
+  expect(conditionOf(pool, 'CellsHealthy')?.message).to.contain(
+    `${cell.name} Remediating (${reason})`,
+  );
+  expect(isRetiring(await world.node(cell.node))).to.equal(true);
+  await releaseMachine(world, cell.machine);
+  return untilReplacement(
+    world,
+    before.map((c) => c.name),
+  );
+}
+
+/**
  * Merges `health` into the pool's spec.health, as a platform engineer does: with another field
  * manager than the pool's author, so that scaling the pool later keeps spec.health.
  */
@@ -488,20 +515,12 @@ export const machineFailed: Scenario = (world) => {
     const set = Date.now();
     await failed.fail(world, machine);
     await untilDeleting(world, machine);
-    const pool = await world.pool();
     const detected = Date.now();
-    expect(healthOf(pool).find((c) => c.vm === machine)).to.include({
-      health: 'Remediating',
-      healthReason: 'MachineFailed',
-    });
-    expect(conditionOf(pool, 'CellsHealthy')?.message).to.contain(
-      `${cell?.name ?? ''} Remediating (MachineFailed)`,
-    );
-    expect(isRetiring(await world.node(cell?.node ?? ''))).to.equal(true);
-    await releaseMachine(world, machine);
-    const replacement = await untilReplacement(
+    const replacement = await remediatedAndReplaced(
       world,
-      cells.map((c) => c.name),
+      { name: cell?.name ?? '', machine, node: cell?.node ?? '' },
+      'MachineFailed',
+      cells,
     );
     measured(
       world,
@@ -548,19 +567,11 @@ export const gpuConditionAtOnce: Scenario = (world) => {
     expect(detected - set, 'one resync: the Node change wakes the pool').to.be.at.most(5000);
     await untilDeleting(world, machine);
     const deleted = Date.now();
-    const pool = await world.pool();
-    expect(healthOf(pool).find((c) => c.name === name)).to.include({
-      health: 'Remediating',
-      healthReason: 'UnhealthyNode',
-    });
-    expect(conditionOf(pool, 'CellsHealthy')?.message).to.contain(
-      `${name} Remediating (UnhealthyNode)`,
-    );
-    expect(isRetiring(await world.node(node))).to.equal(true);
-    await releaseMachine(world, machine);
-    const replacement = await untilReplacement(
+    const replacement = await remediatedAndReplaced(
       world,
-      cells.map((c) => c.name),
+      { name, machine, node },
+      'UnhealthyNode',
+      cells,
     );
     measured(
       world,
