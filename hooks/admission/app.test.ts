@@ -6,7 +6,7 @@ import { createAdmissionApp } from './app.js';
 import { API_VERSION, kindInfo } from '../api/kinds.js';
 import type { ClusterLookup, VirtualClusterSummary } from './lookup.js';
 import { createAdmissionMetrics } from './metrics.js';
-import { applyLabelPatch, type JsonPatchOperation } from './mutate.js';
+import { applyMutationPatch, type JsonPatchOperation } from './mutate.js';
 import type { AdmissionReview } from './review.js';
 import { admissionReview, fakeLookup, loadSamples, sample, type Json } from './testing.js';
 
@@ -85,7 +85,7 @@ describe('admission webhook (hooks/admission)', () => {
       for (const { file, object } of kubecell) {
         const mutated = await review(h, 'mutate', admissionReview('CREATE', object));
         expect(mutated.allowed, file).to.equal(true);
-        const labelled = applyLabelPatch(object, patchOf(mutated));
+        const labelled = applyMutationPatch(object, patchOf(mutated));
         const created = await review(h, 'validate', admissionReview('CREATE', labelled));
         expect(created.allowed, `${file}: ${created.status?.message}`).to.equal(true);
         const updated = await review(h, 'validate', admissionReview('UPDATE', labelled, labelled));
@@ -541,7 +541,7 @@ describe('admission webhook (hooks/admission)', () => {
   describe('mutation', () => {
     const h = harness();
 
-    it('adds the labels when metadata.labels is missing', async () => {
+    it('adds the labels when metadata.labels is missing, and a new VirtualCluster its finalizer', async () => {
       const vc = sample('51-virtualcluster-full.yaml');
       const response = await review(h, 'mutate', admissionReview('CREATE', vc));
       expect(response.allowed).to.equal(true);
@@ -551,7 +551,39 @@ describe('admission webhook (hooks/admission)', () => {
           path: '/metadata/labels',
           value: { 'kubecell.io/cell': 'cell1', 'kubecell.io/class': 'small' },
         },
+        {
+          op: 'add',
+          path: '/metadata/finalizers',
+          value: ['metacontroller.io/compositecontroller-kubecell-virtualcluster'],
+        },
       ]);
+    });
+
+    it("puts Metacontroller's finalizer on a VirtualCluster at CREATE only, beside the others", async () => {
+      const finalizer = 'metacontroller.io/compositecontroller-kubecell-virtualcluster';
+      const vc = sample('51-virtualcluster-full.yaml');
+      metadata(vc).labels = { 'kubecell.io/cell': 'cell1', 'kubecell.io/class': 'small' };
+      metadata(vc).finalizers = ['example.com/keep'];
+      const patch = patchOf(await review(h, 'mutate', admissionReview('CREATE', vc)));
+      expect(patch).to.deep.equal([
+        { op: 'add', path: '/metadata/finalizers/-', value: finalizer },
+      ]);
+      const created = applyMutationPatch(vc, patch);
+      expect(metadata(created).finalizers).to.deep.equal(['example.com/keep', finalizer]);
+      // Already there: nothing.
+      expect(patchOf(await review(h, 'mutate', admissionReview('CREATE', created)))).to.deep.equal(
+        [],
+      );
+      // Metacontroller removes it with an UPDATE once finalized: never put back.
+      const finalized = structuredClone(created);
+      metadata(finalized).finalizers = ['example.com/keep'];
+      expect(
+        patchOf(await review(h, 'mutate', admissionReview('UPDATE', finalized, created))),
+      ).to.deep.equal([]);
+      // Plans have no finalize hook, so no finalizer.
+      const plan = sample('41-virtualclusterplan-full.yaml');
+      metadata(plan).labels = { 'kubecell.io/cell': 'cell1', 'kubecell.io/class': 'small' };
+      expect(patchOf(await review(h, 'mutate', admissionReview('CREATE', plan)))).to.deep.equal([]);
     });
 
     it('adds one label escaping "/" as ~1, corrects a wrong one, keeps the others', async () => {
@@ -562,7 +594,7 @@ describe('admission webhook (hooks/admission)', () => {
         { op: 'add', path: '/metadata/labels/kubecell.io~1cell', value: 'cell1' },
         { op: 'replace', path: '/metadata/labels/kubecell.io~1class', value: 'small' },
       ]);
-      const patched = applyLabelPatch(plan, patch);
+      const patched = applyMutationPatch(plan, patch);
       expect(metadata(patched).labels).to.deep.equal({
         team: 'a',
         'kubecell.io/class': 'small',
@@ -606,7 +638,9 @@ describe('admission webhook (hooks/admission)', () => {
       const vc = sample('51-virtualcluster-full.yaml');
       delete spec(vc).classRef;
       (spec(vc).cellRef as Json).name = 'x'.repeat(64);
-      expect(patchOf(await review(h, 'mutate', admissionReview('CREATE', vc)))).to.deep.equal([]);
+      expect(patchOf(await review(h, 'mutate', admissionReview('UPDATE', vc, vc)))).to.deep.equal(
+        [],
+      );
     });
   });
 

@@ -8,6 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { ConfigError } from '../config/env-reader.js';
 import { loadWebhookConfig } from './config.js';
 import { GROUP, KIND_NAMES, KINDS, VERSION } from '../api/kinds.js';
+import { VIRTUALCLUSTER_FINALIZER } from './finalizer.js';
 import { LABELLED_KINDS } from './mutate.js';
 import { REPO_ROOT, type Json } from './testing.js';
 
@@ -105,6 +106,26 @@ describe('admission webhook configuration', () => {
         expect(crd?.spec.names.kind).to.equal(kind);
         expect(crd?.spec.scope).to.equal(info.namespaced ? 'Namespaced' : 'Cluster');
       }
+    });
+  });
+
+  describe('metacontroller/virtualcluster.yaml', () => {
+    it('is the controller whose finalizer the mutating webhook puts on (D47)', () => {
+      const [controller] = yamlDocs(
+        join(REPO_ROOT, 'metacontroller', 'virtualcluster.yaml'),
+      ) as Array<{
+        kind: string;
+        metadata: { name: string };
+        spec: { parentResource: { resource: string }; hooks: Record<string, unknown> };
+      }>;
+      expect(controller?.kind).to.equal('CompositeController');
+      expect(controller?.spec.parentResource.resource).to.equal('virtualclusters');
+      // Metacontroller names its finalizer after the controller, and keeps one only with a
+      // finalize hook (v4.17.2 pkg/controller/composite/controller.go, finalizer.NewManager).
+      expect(controller?.spec.hooks).to.have.property('finalize');
+      expect(VIRTUALCLUSTER_FINALIZER).to.equal(
+        `metacontroller.io/compositecontroller-${controller?.metadata.name}`,
+      );
     });
   });
 

@@ -1,6 +1,6 @@
 /**
  * The mutating part of the webhook: labels derived from the spec, so that label selectors work
- * everywhere.
+ * everywhere (and, in finalizer.ts, the VirtualCluster's Metacontroller finalizer at CREATE).
  *
  * - VirtualClusters and VirtualClusterPlans carry `kubecell.io/cell` and `kubecell.io/class`
  *   copied from their refs (the Cell-in-use rule, `kubectl get vc -l kubecell.io/cell=cell1`, the
@@ -71,10 +71,11 @@ export function labelPatch(kind: string, object: unknown): JsonPatchOperation[] 
 }
 
 /**
- * Applies a patch made by `labelPatch` (add/replace on object members only). For tests and for
- * `kubecell validate`, which labels objects the way the webhook would before validating them.
+ * Applies a patch the mutating webhook made (add/replace on object members, add at the end of
+ * an array with `-`). For tests, which label objects the way the webhook would before
+ * validating them.
  */
-export function applyLabelPatch<T>(object: T, patch: readonly JsonPatchOperation[]): T {
+export function applyMutationPatch<T>(object: T, patch: readonly JsonPatchOperation[]): T {
   const copy = structuredClone(object) as unknown;
   for (const operation of patch) {
     const tokens = operation.path
@@ -84,6 +85,10 @@ export function applyLabelPatch<T>(object: T, patch: readonly JsonPatchOperation
     const last = tokens.pop();
     let target = copy;
     for (const token of tokens) target = (target as Record<string, unknown>)[token];
+    if (Array.isArray(target) && last === '-' && operation.op === 'add') {
+      target.push(structuredClone(operation.value));
+      continue;
+    }
     if (!isJsonObject(target) || last === undefined)
       throw new Error(`cannot apply ${operation.path}`);
     if (operation.op === 'replace' && !(last in target)) {

@@ -5,12 +5,14 @@
  *     and its CEL rules (validate-object.ts) and the rules that need the request or other
  *     objects (rules.ts, cross-object.ts). DELETE and CONNECT are allowed. A failed lookup denies, saying so.
  *   - mutate: VirtualClusters and plans get the labels kubecell.io/cell and kubecell.io/class,
- *     GPUCellPools the label kubecell.io/provisioner (mutate.ts).
+ *     GPUCellPools the label kubecell.io/provisioner (mutate.ts); a VirtualCluster being created
+ *     gets Metacontroller's finalizer (finalizer.ts).
  */
 import { uniqueErrors } from '../api/field-errors.js';
 import { GROUP, KIND_NAMES, VERSION, isKindName, KINDS, type KindInfo } from '../api/kinds.js';
 import { isJsonObject } from '../json/json.js';
 import { LookupError, type ClusterLookup } from './lookup.js';
+import { finalizerPatch } from './finalizer.js';
 import { labelPatch } from './mutate.js';
 import { DEFAULT_LOOKUP_TIMEOUT_MS, crossObjectRules } from './cross-object.js';
 import { DEFAULT_CONTROLLER_NAMESPACE, requestRules, type RuleInput } from './rules.js';
@@ -142,11 +144,15 @@ export async function validateReview(
     : denyInvalid(request.uid, info.kind, name, uniqueErrors(errors));
 }
 
-/** The mutating webhook: the labels from the refs, as a JSONPatch, or nothing. */
+/**
+ * The mutating webhook: the labels from the refs and a new VirtualCluster's finalizer, as a
+ * JSONPatch, or nothing.
+ */
 export function mutateReview(request: AdmissionRequest): AdmissionResponse {
   const checked = check(request);
   if (!checked.ok) return checked.response;
-  const patch = labelPatch(checked.info.kind, checked.object);
+  const { info, operation, object } = checked;
+  const patch = [...labelPatch(info.kind, object), ...finalizerPatch(info.kind, operation, object)];
   if (patch.length === 0) return allow(request.uid);
   return allow(request.uid, {
     patchType: 'JSONPatch',

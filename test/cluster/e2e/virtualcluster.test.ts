@@ -220,6 +220,35 @@ describe('e2e: VirtualCluster through Metacontroller', function () {
       'kubecell.io/cell': cell.name,
       'kubecell.io/class': klass,
     });
+    // ... and put Metacontroller's finalizer on at creation (D47), so Metacontroller wrote only
+    // the status: no update of the object itself in its managed fields.
+    expect(vc.metadata.finalizers).to.deep.equal([
+      'metacontroller.io/compositecontroller-kubecell-virtualcluster',
+    ]);
+    const stored = await stack.cluster.kubectl([
+      'get',
+      VC,
+      name,
+      '-n',
+      namespace,
+      '-o',
+      'jsonpath={.metadata.managedFields}',
+      '--show-managed-fields',
+    ]);
+    const managed = JSON.parse(stored.stdout) as Array<{
+      manager?: string;
+      operation?: string;
+      subresource?: string;
+    }>;
+    expect(managed.some((m) => m.manager?.startsWith('metacontroller') === true)).to.equal(true);
+    expect(
+      managed.filter(
+        (m) => m.manager?.startsWith('metacontroller') === true && m.subresource !== 'status',
+      ),
+      JSON.stringify(
+        managed.map(({ manager, operation, subresource }) => ({ manager, operation, subresource })),
+      ),
+    ).to.deep.equal([]);
     for (const type of [
       'Feasible',
       'Resolved',
