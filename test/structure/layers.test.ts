@@ -15,6 +15,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['kube', 'remote'],
   ['api', 'server'],
   ['feasibility'],
+  ['placement'],
   ['cell', 'plan', 'virtualcluster', 'gpucellpool', 'host-namespace', 'class-usage'],
   ['delivery', 'agent'],
   ['admission', 'controllers'],
