@@ -755,6 +755,32 @@ describe('schemas', () => {
       expectRejected(cell, /each resourceName may be declared by only one device/);
     });
 
+    it('VirtualClusterPlan: one of cellRef and cellSelector, a policy only with a selector, spreadKey only with Spread', () => {
+      const plan = sampleOf('42-virtualclusterplan-selector.yaml');
+      expect(errorsOf(plan)).to.deep.equal([]);
+      spec(plan).cellRef = { name: 'cell1' };
+      expectRejected(plan, /exactly one of spec.cellRef .* and spec.cellSelector/);
+      delete spec(plan).cellSelector;
+      expectRejected(plan, /spec.placementPolicy chooses among the Cells of spec.cellSelector/);
+      delete spec(plan).placementPolicy;
+      expect(errorsOf(plan)).to.deep.equal([]);
+      delete spec(plan).cellRef;
+      expectRejected(plan, /exactly one of spec.cellRef .* and spec.cellSelector/);
+      const spread = sampleOf('42-virtualclusterplan-selector.yaml');
+      spec(spread).placementPolicy = { type: 'Spread', spreadKey: 'topology.kubernetes.io/zone' };
+      expect(errorsOf(spread)).to.deep.equal([]);
+      spec(spread).placementPolicy = { type: 'Spread' };
+      expectRejected(spread, /spreadKey is required with type Spread/);
+      spec(spread).placementPolicy = { type: 'Pack', spreadKey: 'zone' };
+      expectRejected(spread, /not allowed with MostAvailable or Pack/);
+      // The policy recorded in the status follows the same rule.
+      const decided = sampleOf('42-virtualclusterplan-selector.yaml');
+      decided.status = {
+        placement: { policy: { type: 'MostAvailable', spreadKey: 'zone' }, candidates: 1 },
+      };
+      expectRejected(decided, /not allowed with MostAvailable or Pack/);
+    });
+
     it('Cell and VirtualNodeClass: a namespaceSelector is a well-formed label selector', () => {
       for (const file of ['11-cell-full.yaml', '21-virtualnodeclass-full.yaml']) {
         const object = sampleOf(file);

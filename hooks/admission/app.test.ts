@@ -604,6 +604,44 @@ describe('admission webhook (hooks/admission)', () => {
       expect(again).to.deep.equal({ uid: again.uid, allowed: true });
     });
 
+    it('drops kubecell.io/cell from a plan that now chooses among Cells by selector', async () => {
+      const plan = sample('41-virtualclusterplan-full.yaml');
+      metadata(plan).labels = {
+        team: 'a',
+        'kubecell.io/cell': 'cell1',
+        'kubecell.io/class': 'small',
+      };
+      delete spec(plan).cellRef;
+      spec(plan).cellSelector = { matchLabels: { tier: 'gpu' } };
+      const patch = patchOf(await review(h, 'mutate', admissionReview('UPDATE', plan, plan)));
+      expect(patch).to.deep.equal([{ op: 'remove', path: '/metadata/labels/kubecell.io~1cell' }]);
+      expect(metadata(applyMutationPatch(plan, patch)).labels).to.deep.equal({
+        team: 'a',
+        'kubecell.io/class': 'small',
+      });
+      const validated = await review(
+        h,
+        'validate',
+        admissionReview('UPDATE', applyMutationPatch(plan, patch), plan),
+      );
+      expect(validated.allowed, validated.status?.message).to.equal(true);
+    });
+
+    it('refuses a plan with both or neither of cellRef and cellSelector, naming the fix', async () => {
+      const both = sample('41-virtualclusterplan-full.yaml');
+      spec(both).cellSelector = { matchLabels: { tier: 'gpu' } };
+      expect(await denial(h, admissionReview('CREATE', both))).to.contain(
+        'exactly one of spec.cellRef (one Cell) and spec.cellSelector (choose among Cells by label) must be set',
+      );
+      const spread = sample('41-virtualclusterplan-full.yaml');
+      delete spec(spread).cellRef;
+      spec(spread).cellSelector = {};
+      spec(spread).placementPolicy = { type: 'Spread' };
+      expect(await denial(h, admissionReview('CREATE', spread))).to.contain(
+        'placementPolicy.spreadKey is required with type Spread',
+      );
+    });
+
     it('labels a GPUCellPool with kubecell.io/provisioner from its type, and corrects it', async () => {
       for (const [file, value] of [
         ['35-gpucellpool-full.yaml', 'kubevirt'],

@@ -10,7 +10,8 @@
  *   (metacontroller/gpucellpool/<value>/controller.yaml), so a pool without it is run by none.
  *
  * The patch is minimal: nothing when the labels are already right, a `replace` for a wrong value,
- * an `add` for a missing one.
+ * an `add` for a missing one, a `remove` of `kubecell.io/cell` from a plan that chooses among
+ * Cells by `spec.cellSelector` instead (its Cell is the one it chooses, not one it names).
  */
 import type { KindName } from '../api/kinds.js';
 import { isJsonObject } from '../json/json.js';
@@ -18,7 +19,9 @@ import { LABELS, isLabelValue } from '../kube/labels.js';
 import { pathValue, provisionerLabelFor } from './rules.js';
 
 export type JsonPatchOperation =
-  { op: 'add'; path: string; value: unknown } | { op: 'replace'; path: string; value: unknown };
+  | { op: 'add'; path: string; value: unknown }
+  | { op: 'replace'; path: string; value: unknown }
+  | { op: 'remove'; path: string };
 
 /** Kinds the mutating webhook labels. */
 export const LABELLED_KINDS: readonly KindName[] = [
@@ -52,16 +55,30 @@ export function desiredLabels(kind: string, object: unknown): Record<string, str
   return labels;
 }
 
+/** A plan or VirtualCluster choosing among Cells by selector. */
+function selectsCells(kind: string, object: unknown): boolean {
+  return (
+    (kind === 'VirtualClusterPlan' || kind === 'VirtualCluster') &&
+    pathValue(object, 'spec', 'cellSelector') !== undefined
+  );
+}
+
 /** The JSON Patch that gives `object` its desired labels; empty when it has them already. */
 export function labelPatch(kind: string, object: unknown): JsonPatchOperation[] {
   const desired = desiredLabels(kind, object);
-  if (Object.keys(desired).length === 0 || !isJsonObject(object)) return [];
+  if (!isJsonObject(object)) return [];
+  if (Object.keys(desired).length === 0 && !selectsCells(kind, object)) return [];
   const metadata = object.metadata;
+  const empty = Object.keys(desired).length === 0;
   if (!isJsonObject(metadata))
-    return [{ op: 'add', path: '/metadata', value: { labels: desired } }];
+    return empty ? [] : [{ op: 'add', path: '/metadata', value: { labels: desired } }];
   const labels = metadata.labels;
-  if (!isJsonObject(labels)) return [{ op: 'add', path: '/metadata/labels', value: desired }];
+  if (!isJsonObject(labels))
+    return empty ? [] : [{ op: 'add', path: '/metadata/labels', value: desired }];
   const patch: JsonPatchOperation[] = [];
+  if (selectsCells(kind, object) && LABELS.cell in labels && !(LABELS.cell in desired)) {
+    patch.push({ op: 'remove', path: `/metadata/labels/${escapePointerToken(LABELS.cell)}` });
+  }
   for (const [key, value] of Object.entries(desired)) {
     if (labels[key] === value) continue;
     const path = `/metadata/labels/${escapePointerToken(key)}`;
@@ -85,6 +102,12 @@ export function applyMutationPatch<T>(object: T, patch: readonly JsonPatchOperat
     const last = tokens.pop();
     let target = copy;
     for (const token of tokens) target = (target as Record<string, unknown>)[token];
+    if (operation.op === 'remove') {
+      if (!isJsonObject(target) || last === undefined || !(last in target))
+        throw new Error(`cannot remove missing ${operation.path}`);
+      delete target[last];
+      continue;
+    }
     if (Array.isArray(target) && last === '-' && operation.op === 'add') {
       target.push(structuredClone(operation.value));
       continue;

@@ -866,7 +866,11 @@ describe('feasibility evaluation', () => {
       const documented = Object.entries(REASONS_BY_CHECK).flatMap(([name, reasons]) =>
         reasons.map((r) => `${name}:${r.reason}`),
       );
-      expect(documented.filter((key) => !produced.has(key))).to.deep.equal([]);
+      // NoCellMatches is written by a plan's choice among Cells (hooks/plan/selection.ts), not by
+      // one Cell's evaluation; the plan's tests produce it.
+      expect(
+        documented.filter((key) => !produced.has(key) && key !== 'CellFound:NoCellMatches'),
+      ).to.deep.equal([]);
       expect(smallClass().metadata.name).to.equal('small');
       expect(NOW.toISOString()).to.equal('2026-11-30T00:00:00.000Z');
     });

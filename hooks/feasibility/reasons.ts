@@ -21,6 +21,7 @@ export const Reason = {
   // CellFound
   CellFound: 'CellFound',
   CellNotFound: 'CellNotFound',
+  NoCellMatches: 'NoCellMatches',
   // ClassFound
   ClassFound: 'ClassFound',
   ClassNotFound: 'ClassNotFound',
@@ -80,6 +81,7 @@ export const REASONS_BY_CHECK: Readonly<
   CellFound: [
     { reason: Reason.CellFound, result: 'Pass' },
     { reason: Reason.CellNotFound, result: 'Unknown' },
+    { reason: Reason.NoCellMatches, result: 'Unknown' },
   ],
   ClassFound: [
     { reason: Reason.ClassFound, result: 'Pass' },

@@ -9,21 +9,31 @@
  * VirtualCluster and plan of the Cell, and a request stays the same size however many there are.
  */
 import { API_VERSION } from '../api/kinds.js';
+import type { CellSelector } from '../generated/types/index.js';
 import type { RelatedResourceRule } from '../metacontroller/protocol.js';
 
 export interface PlacementRefs {
   /** The namespace Cells live in. */
   cellNamespace: string;
   cellName: string;
+  /**
+   * A plan's `spec.cellSelector`: every Cell of `cellNamespace` it matches instead of `cellName`
+   * (Metacontroller applies the selector: a v2 rule with a namespace and a label selector).
+   */
+  cellSelector?: CellSelector;
   className: string;
   /** The namespace of the plan or VirtualCluster. */
   namespace: string;
 }
 
 export function placementRelatedResources(refs: PlacementRefs): RelatedResourceRule[] {
-  const { cellNamespace, cellName, className, namespace } = refs;
+  const { cellNamespace, cellName, cellSelector, className, namespace } = refs;
+  const cells =
+    cellSelector === undefined
+      ? { names: [cellName] }
+      : { labelSelector: { ...cellSelector } as RelatedResourceRule['labelSelector'] };
   return [
-    { apiVersion: API_VERSION, resource: 'cells', namespace: cellNamespace, names: [cellName] },
+    { apiVersion: API_VERSION, resource: 'cells', namespace: cellNamespace, ...cells },
     { apiVersion: API_VERSION, resource: 'virtualnodeclasses', names: [className] },
     { apiVersion: API_VERSION, resource: 'virtualclusters', namespace },
   ];

@@ -82,9 +82,17 @@ describe('hook response shape', () => {
           { apiVersion: 'v1', resource: 'secrets', labelSelector: {}, names: ['a'] },
         ],
       }),
-    ).to.deep.equal([
-      'response.relatedResources[0]: use labelSelector or namespace/names, not both',
-    ]);
+    ).to.deep.equal(['response.relatedResources[0]: use labelSelector or names, not both']);
+  });
+
+  it('accepts a label selector within a namespace', () => {
+    expect(
+      checkResponse('customize', {
+        relatedResources: [
+          { apiVersion: 'v1', resource: 'secrets', namespace: 'a', labelSelector: {} },
+        ],
+      }),
+    ).to.deep.equal([]);
   });
 
   it('refuses an answer that is not an object', () => {

@@ -91,11 +91,12 @@ function checkRelatedRule(rule: unknown, path: string, problems: string[]): void
       problems.push(`${path}.${field}: required`);
     }
   }
-  // Metacontroller refuses a rule with a label selector and a namespace or names.
+  // Metacontroller refuses a rule with names and a label selector; a namespace and a label
+  // selector select by both (v4.17.2 pkg/controller/common/customize/manager.go
+  // determineSelectionType: selectByNamespaceAndLabels).
   const hasSelector = rule.labelSelector !== undefined && rule.labelSelector !== null;
-  const hasNamespace = typeof rule.namespace === 'string' && rule.namespace !== '';
   const hasNames = Array.isArray(rule.names) && rule.names.length > 0;
-  if (hasSelector && (hasNamespace || hasNames)) {
-    problems.push(`${path}: use labelSelector or namespace/names, not both`);
+  if (hasSelector && hasNames) {
+    problems.push(`${path}: use labelSelector or names, not both`);
   }
 }

@@ -8,7 +8,8 @@
  * with v1 they would be silently missing.
  *
  * 1. the Cell `spec.cellRef.name` in the controller namespace (its status carries the capacity
- *    already committed to its VirtualClusters, `inventory[r].committed`);
+ *    already committed to its VirtualClusters, `inventory[r].committed`), or every Cell there
+ *    that `spec.cellSelector` matches;
  * 2. the VirtualNodeClass `spec.classRef.name` (cluster-scoped);
  * 3. the VirtualClusters in the plan's namespace, which the target namespace would share;
  * 4. the plan's Namespace, for its `kubecell.io/host-namespace` label.
@@ -38,6 +39,7 @@ export function customizePlan(
     ...placementRelatedResources({
       cellNamespace: config.cellNamespace,
       cellName,
+      ...(plan.spec?.cellSelector === undefined ? {} : { cellSelector: plan.spec.cellSelector }),
       className,
       namespace,
     }),

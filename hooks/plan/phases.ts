@@ -10,8 +10,9 @@
  *   calls when a related object changes (customize.ts), never on a timer. While the checks
  *   come out the same, the stored evaluation is kept, so a sync that learns nothing new
  *   writes nothing (decision D40).
- * - `evaluatePlan`: a new evaluation, stamped `evaluatedAt` (second precision) and
- *   `expiresAt` = `evaluatedAt` + TTL.
+ * - `stampEvaluation`: a new evaluation (one Cell's, or a choice among Cells with its
+ *   `placement`), stamped `evaluatedAt` (second precision) and `expiresAt` = `evaluatedAt` + TTL;
+ *   `evaluatePlan` evaluates one Cell's input and stamps it.
  * - `expiryOf`: whether `expiresAt` has passed at `now`, and if not, how many seconds until
  *   it does (returned as `resyncAfterSeconds` so Metacontroller calls back at that moment).
  * - `planConditions`: the Evaluated and Expired conditions.
@@ -32,6 +33,8 @@ export interface PlanEvaluation {
   evaluatedAt: string;
   expiresAt: string;
   checks: FeasibilityCheck[];
+  /** With `spec.cellSelector`: the Cells weighed and the one chosen. */
+  placement?: VirtualClusterPlanStatus['placement'];
 }
 
 export interface Expiry {
@@ -52,11 +55,11 @@ export function storedEvaluation(
 ): PlanEvaluation | undefined {
   if (status === undefined || generation === undefined) return undefined;
   if (status.observedGeneration !== generation) return undefined;
-  const { decision, evaluatedAt, expiresAt, checks } = status;
+  const { decision, evaluatedAt, expiresAt, checks, placement } = status;
   if (decision === undefined || !DECISIONS.includes(decision)) return undefined;
   if (typeof evaluatedAt !== 'string' || typeof expiresAt !== 'string') return undefined;
   if (Number.isNaN(Date.parse(expiresAt)) || !Array.isArray(checks)) return undefined;
-  return { decision, evaluatedAt, expiresAt, checks };
+  return { decision, evaluatedAt, expiresAt, checks, ...(placement ? { placement } : {}) };
 }
 
 /**
@@ -74,19 +77,29 @@ export function nextEvaluation(
   const unchanged =
     stored !== undefined &&
     fresh.decision === Decision.Unknown &&
-    isDeepStrictEqual(stored.checks, fresh.checks);
+    isDeepStrictEqual(stored.checks, fresh.checks) &&
+    isDeepStrictEqual(stored.placement, fresh.placement);
   return unchanged ? stored : fresh;
 }
 
-/** Runs the feasibility evaluation and stamps it. */
+/** Runs the feasibility evaluation of one Cell and stamps it. */
 export function evaluatePlan(input: FeasibilityInput, ttlSeconds: number): PlanEvaluation {
-  const { decision, checks } = evaluateFeasibility(input);
-  const evaluatedMs = Math.floor(input.now.getTime() / 1000) * 1000;
+  return stampEvaluation(evaluateFeasibility(input), input.now, ttlSeconds);
+}
+
+/** An evaluation's result, stamped with its time and expiry. */
+export function stampEvaluation(
+  result: Pick<PlanEvaluation, 'decision' | 'checks' | 'placement'>,
+  now: Date,
+  ttlSeconds: number,
+): PlanEvaluation {
+  const evaluatedMs = Math.floor(now.getTime() / 1000) * 1000;
   return {
-    decision,
+    decision: result.decision,
     evaluatedAt: formatTime(new Date(evaluatedMs)),
     expiresAt: formatTime(new Date(evaluatedMs + ttlSeconds * 1000)),
-    checks,
+    checks: result.checks,
+    ...(result.placement === undefined ? {} : { placement: result.placement }),
   };
 }
 
@@ -147,7 +160,12 @@ export function planConditions(
 
 function evaluatedMessage(evaluation: PlanEvaluation, generation: number | undefined): string {
   const which = generation === undefined ? 'The plan' : `Generation ${generation}`;
-  const head = `${which} was evaluated at ${evaluation.evaluatedAt}: ${evaluation.decision}`;
+  const chosen = evaluation.placement?.chosen;
+  const among =
+    evaluation.placement === undefined
+      ? ''
+      : ` (${chosen ? `Cell ${chosen.name}` : 'no Cell'} chosen among ${evaluation.placement.candidates} matching spec.cellSelector)`;
+  const head = `${which} was evaluated at ${evaluation.evaluatedAt}: ${evaluation.decision}${among}`;
   const list = (result: FeasibilityCheck['result']) =>
     evaluation.checks
       .filter((check) => check.result === result)

@@ -3,41 +3,27 @@
  * Rejected; Unknown is evaluated again when an input changes), keep the conclusion for the
  * generation, flip Expired at `expiresAt`. It returns no children and reserves nothing.
  *
+ * A plan names one Cell (`spec.cellRef`: input.ts) or chooses among the Cells a selector
+ * matches (`spec.cellSelector`: selection.ts, D48); either way the conclusion is made once per
+ * generation.
+ *
  * The whole status is returned on every call (Metacontroller replaces `.status` with it),
  * including `observedGeneration`, which Metacontroller also sets itself. For the same
  * request and the same `now` the answer is byte-identical.
  */
-import { API_VERSION } from '../api/kinds.js';
-import type {
-  Cell,
-  VirtualCluster,
-  VirtualClusterPlan,
-  VirtualClusterPlanStatus,
-  VirtualNodeClass,
-} from '../generated/types/index.js';
-import type { FeasibilityInput } from '../feasibility/evaluate.js';
-import {
-  childKey,
-  findObject,
-  listObjects,
-  type CompositeSyncRequest,
-  type CompositeSyncResponse,
-  type KubernetesObject,
-  type ObjectMap,
-} from '../metacontroller/protocol.js';
+import type { VirtualClusterPlan, VirtualClusterPlanStatus } from '../generated/types/index.js';
+import { evaluateFeasibility } from '../feasibility/evaluate.js';
+import type { CompositeSyncRequest, CompositeSyncResponse } from '../metacontroller/protocol.js';
 import type { PlanConfig } from './config.js';
+import { planInput } from './input.js';
 import {
-  evaluatePlan,
   expiryOf,
   nextEvaluation,
   planConditions,
+  stampEvaluation,
   storedEvaluation,
 } from './phases.js';
-
-const CELL = childKey(API_VERSION, 'Cell');
-const CLASS = childKey(API_VERSION, 'VirtualNodeClass');
-const VIRTUAL_CLUSTER = childKey(API_VERSION, 'VirtualCluster');
-const NAMESPACE = childKey('v1', 'Namespace');
+import { evaluateSelection } from './selection.js';
 
 export function syncPlan(
   request: CompositeSyncRequest<VirtualClusterPlan>,
@@ -47,7 +33,13 @@ export function syncPlan(
   const plan = request.parent;
   const generation = plan.metadata.generation;
   const evaluation = nextEvaluation(storedEvaluation(plan.status, generation), () =>
-    evaluatePlan(planInput(plan, request.related, config, now), config.ttlSeconds),
+    stampEvaluation(
+      plan.spec?.cellSelector === undefined
+        ? evaluateFeasibility(planInput(plan, request.related, config, now))
+        : evaluateSelection(plan, request.related, config, now),
+      now,
+      config.ttlSeconds,
+    ),
   );
   const expiry = expiryOf(evaluation.expiresAt, now);
   const status: VirtualClusterPlanStatus = {
@@ -56,6 +48,7 @@ export function syncPlan(
     evaluatedAt: evaluation.evaluatedAt,
     expiresAt: evaluation.expiresAt,
     checks: evaluation.checks,
+    ...(evaluation.placement === undefined ? {} : { placement: evaluation.placement }),
     conditions: planConditions(plan.status?.conditions, evaluation, expiry, now, generation),
   };
   return {
@@ -64,33 +57,5 @@ export function syncPlan(
     ...(expiry.resyncAfterSeconds === undefined
       ? {}
       : { resyncAfterSeconds: expiry.resyncAfterSeconds }),
-  };
-}
-
-/** The feasibility input for a plan, from what Metacontroller observed (see customize.ts). */
-export function planInput(
-  plan: VirtualClusterPlan,
-  related: ObjectMap,
-  config: PlanConfig,
-  now: Date,
-): FeasibilityInput {
-  const cellName = plan.spec?.cellRef?.name ?? '';
-  const className = plan.spec?.classRef?.name ?? '';
-  const namespace = plan.metadata.namespace ?? '';
-  const cell = findObject<Cell>(related, CELL, cellName, config.cellNamespace);
-  const virtualNodeClass = findObject<VirtualNodeClass>(related, CLASS, className);
-  const namespaceObject = findObject<KubernetesObject>(related, NAMESPACE, namespace);
-  return {
-    cellName,
-    cell,
-    className,
-    virtualNodeClass,
-    namespace,
-    ...(namespaceObject === undefined
-      ? {}
-      : { namespaceLabels: namespaceObject.metadata.labels ?? {} }),
-    virtualClusters: listObjects<VirtualCluster>(related, VIRTUAL_CLUSTER),
-    nodePortRange: config.nodePortRange,
-    now,
   };
 }

@@ -11,6 +11,24 @@ name: string
 }
 
 /**
+ * A label selector over the Cells in the KubeCell controller namespace, in the shape of metav1.LabelSelector: matchLabels and matchExpressions must all hold. An empty selector ({}) selects every Cell. Every Cell that matches is evaluated as a placement naming it would be, and one is chosen by the placementPolicy.
+ */
+export interface CellSelector {
+/**
+ * Labels the Cell must carry, each with exactly this value (label key → label value).
+ */
+matchLabels?: {
+[k: string]: string | undefined
+}
+/**
+ * Requirements on the Cell's labels, all of which must hold. Each is a label key, an operator (In, NotIn, Exists, DoesNotExist) and values, as in a namespaceSelector.
+ * 
+ * @maxItems 32
+ */
+matchExpressions?: NamespaceSelectorRequirement[]
+}
+
+/**
  * One aspect of the object's current state, in the metav1.Condition format. lastTransitionTime changes only when status changes.
  */
 export interface Condition {
@@ -183,6 +201,20 @@ values?: string[]
  * A Kubernetes resource quantity that cannot be negative, e.g. "4", "500m" or "64Gi"; written like Quantity but without a leading minus sign.
  */
 export type NonNegativeQuantity = (number | string)
+
+/**
+ * How one Cell is chosen among those a cellSelector matches and that would accept the placement. Each accepted Cell is scored by how many more VirtualClusters of the class it could still take after this one, in the class's scarcest device (or, for a class without devices, its scarcest capacity-checked resource). Ties go to the first Cell by name.
+ */
+export interface PlacementPolicy {
+/**
+ * MostAvailable: the Cell with the most room left for the class. Pack: the Cell with the least room left that still fits, so that other Cells stay empty. Spread: the Cell whose value of spreadKey has the fewest VirtualClusters resolved over the matching Cells, then the most room; Cells without the label are chosen only when no labelled Cell fits.
+ */
+type: ("MostAvailable" | "Pack" | "Spread")
+/**
+ * The Cell label whose values are the failure domains to spread over, e.g. topology.kubernetes.io/zone. Required with Spread, not allowed otherwise.
+ */
+spreadKey?: string
+}
 
 /**
  * A Kubernetes resource quantity: an integer, or a string such as "4", "500m", "64Gi" or "1.5T". Binary suffixes (Ki, Mi, Gi, Ti, Pi, Ei) are powers of 1024, decimal suffixes (m, k, M, G, T, P, E) powers of 1000.
