@@ -44,8 +44,45 @@ interface CapacityFacts {
   inventoryFresh: boolean;
 }
 
-/** One Capacity check per capacity-checked resource, in resource order. */
+/**
+ * One Capacity check per capacity-checked resource, in resource order. While no Ready Node offers
+ * one of the class's resources (ResourceNotInInventory), the Cell's Nodes may still be joining
+ * (a Node counts once it is Ready, a GPUCellPool scales from zero), so a shortfall of another
+ * resource is not decided either (`awaitingResources`): a plan must not conclude Rejected from
+ * an inventory that is still filling up. It is decided once every resource is offered.
+ */
 export function checkCapacity(
+  cell: Cell,
+  cls: VirtualNodeClass,
+  inventoryFresh: boolean,
+): FeasibilityCheck[] {
+  const checks = capacityChecks(cell, cls, inventoryFresh);
+  const missing = checks
+    .filter((c) => c.reason === Reason.ResourceNotInInventory)
+    .map((c) => c.resource ?? '');
+  if (missing.length === 0) return checks;
+  return checks.map((c) =>
+    c.reason === Reason.InsufficientCapacity ? awaitingResources(c, missing) : c,
+  );
+}
+
+function awaitingResources(
+  shortfall: FeasibilityCheck,
+  missing: readonly string[],
+): FeasibilityCheck {
+  const { resource } = shortfall;
+  const required = shortfall.required === undefined ? undefined : String(shortfall.required);
+  const available = shortfall.available === undefined ? undefined : String(shortfall.available);
+  return check(
+    'Capacity',
+    'Unknown',
+    Reason.AwaitingResources,
+    `The class needs ${required ?? '?'} ${resource ?? ''} and the Cell can only promise ${available ?? '?'} now, but no Ready Node offers ${missing.join(', ')} yet, which the class also needs: the Cell's Nodes may still be joining, so this is decided when every resource is offered.`,
+    { resource, required, available },
+  );
+}
+
+function capacityChecks(
   cell: Cell,
   cls: VirtualNodeClass,
   inventoryFresh: boolean,

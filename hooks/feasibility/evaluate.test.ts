@@ -427,6 +427,36 @@ describe('feasibility evaluation', () => {
       });
     });
 
+    it('does not conclude a shortfall while another resource of the class is offered by no Node yet', () => {
+      // The Cell's first Node is Ready, the others are still joining: no GPU in the inventory
+      // yet, and too little cpu. Rejected now would be concluded for good; Unknown is evaluated
+      // again when the Nodes come.
+      const result = evaluate((input) => {
+        delete input.cell!.status!.inventory!['nvidia.com/gpu'];
+        const cpu = inventory(input, 'cpu');
+        cpu.allocatable = '3';
+        cpu.availableEstimate = '3';
+        cpu.committed = '0';
+        cpu.requested = '0';
+        cpu.pending = '0';
+      });
+      expect(result.decision).to.equal('Unknown');
+      expect(only(result, 'Capacity', 'nvidia.com/gpu')).to.include({
+        result: 'Unknown',
+        reason: 'ResourceNotInInventory',
+      });
+      const cpu = only(result, 'Capacity', 'cpu');
+      expect(cpu).to.include({
+        required: '4',
+        available: '3',
+        result: 'Unknown',
+        reason: 'AwaitingResources',
+      });
+      expect(cpu.message).to.equal(
+        "The class needs 4 cpu and the Cell can only promise 3 now, but no Ready Node offers nvidia.com/gpu yet, which the class also needs: the Cell's Nodes may still be joining, so this is decided when every resource is offered.",
+      );
+    });
+
     it('fails on an over-committed Cell with a negative availableEstimate', () => {
       const result = evaluate((input) => {
         const cpu = inventory(input, 'cpu');

@@ -48,6 +48,7 @@ export const Reason = {
   CapacityAvailable: 'CapacityAvailable',
   InsufficientCapacity: 'InsufficientCapacity',
   ResourceNotInInventory: 'ResourceNotInInventory',
+  AwaitingResources: 'AwaitingResources',
   InventoryNotFresh: 'InventoryNotFresh',
   InventoryIncomplete: 'InventoryIncomplete',
   // Storage
@@ -114,6 +115,7 @@ export const REASONS_BY_CHECK: Readonly<
     { reason: Reason.CapacityAvailable, result: 'Pass' },
     { reason: Reason.InsufficientCapacity, result: 'Fail' },
     { reason: Reason.ResourceNotInInventory, result: 'Unknown' },
+    { reason: Reason.AwaitingResources, result: 'Unknown' },
     { reason: Reason.InvalidQuantity, result: 'Fail' },
     { reason: Reason.InventoryNotFresh, result: 'Unknown' },
     { reason: Reason.InventoryIncomplete, result: 'Unknown' },
