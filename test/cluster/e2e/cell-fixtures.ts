@@ -193,6 +193,19 @@ export async function applyCell(stack: KubeCellStack, world: CellWorld): Promise
   );
 }
 
+/** Deletes a Cell without waiting for its finalize hook (a test's cleanup); gone already is fine. */
+export async function deleteCellNow(stack: KubeCellStack, name: string): Promise<void> {
+  await stack.cluster.kubectl([
+    'delete',
+    'cell',
+    name,
+    '-n',
+    CELL_NAMESPACE,
+    '--ignore-not-found',
+    '--wait=false',
+  ]);
+}
+
 /** The children docs/concepts.md names for a VirtualCluster, as `[resource, name]`. */
 export function childRefs(name: string, uid: string): [string, string][] {
   return [

@@ -24,6 +24,7 @@ import {
   applyCell,
   cellWorld,
   createHostNamespace,
+  deleteCellNow,
   ensureProviderBaseline,
   eventuallyHookCalls,
   cellWithCondition,
@@ -107,17 +108,7 @@ describe('e2e: Cell through Metacontroller', function () {
   after(async function () {
     await Promise.all(renewers.map((renewer) => renewer.stop()));
     if (stack) {
-      for (const cell of cells) {
-        await stack.cluster.kubectl([
-          'delete',
-          'cell',
-          cell,
-          '-n',
-          CELL_NAMESPACE,
-          '--ignore-not-found',
-          '--wait=false',
-        ]);
-      }
+      for (const cell of cells) await deleteCellNow(stack, cell);
     }
     client?.close();
   });

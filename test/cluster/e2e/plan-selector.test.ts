@@ -14,6 +14,7 @@ import {
   GPU_DEVICES,
   cellWorld,
   createHostNamespace,
+  deleteCellNow,
   ensureProviderBaseline,
   printedColumns,
   standUpCellWorld,
@@ -95,6 +96,12 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
     },
   });
 
+  /** Applies a plan over the test's Cells and waits for its conclusion. */
+  const decided = async (name: string, policy?: Record<string, string>, className = klass) => {
+    await apply(stack, planManifest(name, policy, className), 'e2e-tenant');
+    return eventuallyDecided(stack, name, tenant);
+  };
+
   before(async function () {
     this.timeout(CLUSTER_SETUP_TIMEOUT_MS);
     stack = await getKubeCell();
@@ -135,24 +142,13 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
 
   after(async function () {
     for (const renewer of renewers) await renewer.stop();
-    for (const [world] of cells) {
-      await stack?.cluster.kubectl([
-        'delete',
-        'cell',
-        world.cell,
-        '-n',
-        CELL_NAMESPACE,
-        '--ignore-not-found',
-        '--wait=false',
-      ]);
-    }
+    if (stack) for (const [world] of cells) await deleteCellNow(stack, world.cell);
     client?.close();
   });
 
   it('MostAvailable (the default) chooses the Cell with the most room; kubectl shows it', async () => {
     const name = uniqueName('most');
-    await apply(stack, planManifest(name), 'e2e-tenant');
-    const plan = await eventuallyDecided(stack, name, tenant);
+    const plan = await decided(name);
     expect((plan.status as { decision?: string }).decision).to.equal('Accepted');
     expect(placementOf(plan)).to.deep.equal({
       policy: { type: 'MostAvailable' },
@@ -170,8 +166,7 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
 
   it('Pack chooses the fullest Cell that still fits', async () => {
     const name = uniqueName('pack');
-    await apply(stack, planManifest(name, { type: 'Pack' }), 'e2e-tenant');
-    const placement = placementOf(await eventuallyDecided(stack, name, tenant));
+    const placement = placementOf(await decided(name, { type: 'Pack' }));
     expect(placement?.chosen).to.deep.equal({
       name: small.cell,
       score: '3',
@@ -183,12 +178,9 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
 
   it('Spread chooses by zone and reports each Cell’s zone', async () => {
     const name = uniqueName('spread');
-    await apply(
-      stack,
-      planManifest(name, { type: 'Spread', spreadKey: 'example.com/zone' }),
-      'e2e-tenant',
+    const placement = placementOf(
+      await decided(name, { type: 'Spread', spreadKey: 'example.com/zone' }),
     );
-    const placement = placementOf(await eventuallyDecided(stack, name, tenant));
     // No VirtualCluster on either zone yet: the most room decides, zone a.
     expect(placement?.chosen).to.deep.include({ name: big.cell, domain: 'a' });
     expect(placement?.runnerUp).to.deep.include({ name: small.cell, domain: 'b' });
@@ -196,8 +188,7 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
 
   it('a Cell too small for the class is left out with its reason; the one that fits is chosen', async () => {
     const name = uniqueName('ten');
-    await apply(stack, planManifest(name, undefined, bigClass), 'e2e-tenant');
-    const placement = placementOf(await eventuallyDecided(stack, name, tenant));
+    const placement = placementOf(await decided(name, undefined, bigClass));
     expect(placement?.chosen).to.deep.equal({
       name: big.cell,
       score: '0.6',

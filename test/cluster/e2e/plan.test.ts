@@ -18,6 +18,7 @@ import {
   applyCell,
   cellWorld,
   createHostNamespace,
+  deleteCellNow,
   ensureProviderBaseline,
   eventuallyHookCalls,
   getCell,
@@ -170,17 +171,7 @@ describe('e2e: VirtualClusterPlan through Metacontroller', function () {
 
   after(async function () {
     await renewer?.stop();
-    if (stack) {
-      await stack.cluster.kubectl([
-        'delete',
-        'cell',
-        world.cell,
-        '-n',
-        CELL_NAMESPACE,
-        '--ignore-not-found',
-        '--wait=false',
-      ]);
-    }
+    if (stack) await deleteCellNow(stack, world.cell);
     client?.close();
   });
 
