@@ -5,7 +5,6 @@
 import { expect } from 'chai';
 import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import { cellManifest, virtualNodeClassManifest } from '../../../harness/manifests.js';
-import { poll } from '../../../harness/poll.js';
 import { KubeClient, type LeaseRenewer } from '../../../harness/simulate/index.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import {
@@ -23,12 +22,10 @@ import {
 } from './cell-fixtures.js';
 import {
   apply,
-  describeStatus,
+  eventuallyConcluded,
   eventuallyPhase,
-  getObject,
-  uniqueName,
-  watching,
   type ObjectWithStatus,
+  uniqueName,
 } from './support.js';
 
 const PLANS = 'virtualclusterplans.kubecell.io';
@@ -51,20 +48,6 @@ interface Placement {
 
 const placementOf = (plan: ObjectWithStatus): Placement | undefined =>
   (plan.status as { placement?: Placement } | undefined)?.placement;
-
-function eventuallyDecided(stack: KubeCellStack, name: string, namespace: string) {
-  return poll<ObjectWithStatus>(
-    `plan ${namespace}/${name} decided`,
-    async () => {
-      const plan = await getObject(stack, PLANS, name, namespace);
-      const decision = (plan?.status as { decision?: string } | undefined)?.decision;
-      return plan !== undefined && decision !== undefined && decision !== 'Unknown'
-        ? { value: plan }
-        : { notYet: `decision ${decision ?? '(none)'}; ${describeStatus(plan)}` };
-    },
-    watching(stack),
-  );
-}
 
 describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', function () {
   this.timeout(180_000);
@@ -99,7 +82,7 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
   /** Applies a plan over the test's Cells and waits for its conclusion. */
   const decided = async (name: string, policy?: Record<string, string>, className = klass) => {
     await apply(stack, planManifest(name, policy, className), 'e2e-tenant');
-    return eventuallyDecided(stack, name, tenant);
+    return eventuallyConcluded(stack, name, tenant);
   };
 
   before(async function () {

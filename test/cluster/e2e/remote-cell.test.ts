@@ -47,15 +47,14 @@ import {
   apply,
   conditionOf,
   describeStatus,
+  eventuallyConcluded,
   eventuallyGone,
   eventuallyPhase,
   getObject,
   kubectl,
-  watching,
   type ObjectWithStatus,
+  watching,
 } from './support.js';
-
-const PLANS = 'virtualclusterplans.kubecell.io';
 
 /** Why the agent's pass that sealed a kubeconfig ran (its log line's `trigger`), for the record. */
 function sealingPass(agent: ManagedProcess | undefined): string {
@@ -166,15 +165,7 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
       metadata: { name: 'fits', namespace },
       spec: { cellRef: { name: cell }, classRef: { name: klass } },
     });
-    const plan = await poll<ObjectWithStatus>(
-      'the plan decided',
-      async () => {
-        const found = await getObject(world.stack, PLANS, 'fits', namespace);
-        const decision = (found?.status as { decision?: string } | undefined)?.decision;
-        return decision && found ? { value: found } : { notYet: describeStatus(found) };
-      },
-      watching(world.stack),
-    );
+    const plan = await eventuallyConcluded(world.stack, 'fits', namespace);
     const status = plan.status as { decision: string; checks?: unknown };
     expect(status.decision, JSON.stringify(status.checks)).to.equal('Accepted');
   });

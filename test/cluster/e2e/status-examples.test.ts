@@ -37,13 +37,14 @@ import {
   apply,
   conditionOf,
   describeStatus,
+  eventuallyConcluded,
   eventuallyGone,
   eventuallyPhase,
   getObject,
   listObjects,
+  type ObjectWithStatus,
   uniqueName,
   watching,
-  type ObjectWithStatus,
 } from './support.js';
 
 const CELL_NAMESPACE = 'kubecell-system';
@@ -191,14 +192,7 @@ async function buildWorld(stack: KubeCellStack, simulation: Simulation, world: W
   );
 
   await apply(stack, sample('41-virtualclusterplan-full.yaml', 'VirtualClusterPlan', world));
-  const plan = await poll(
-    `plan ${world.planNamespace}/${PLAN} decided`,
-    async () => {
-      const found = await getObject(stack, PLANS, PLAN, world.planNamespace);
-      return statusOf(found)['decision'] ? { value: found! } : { notYet: describeStatus(found) };
-    },
-    watching(stack),
-  );
+  const plan = await eventuallyConcluded(stack, PLAN, world.planNamespace);
   expect(statusOf(plan)['decision'], JSON.stringify(statusOf(plan)['checks'])).to.equal('Accepted');
 
   await apply(stack, sample('51-virtualcluster-full.yaml', 'VirtualCluster', world));
@@ -339,7 +333,12 @@ describe('e2e: the status examples of docs/concepts.md', function () {
   });
 
   it('are what a Ready Cell, an Accepted plan and a Ready VirtualCluster show', async function () {
-    await Promise.all(worlds.map((world) => buildWorld(stack, simulation!, world)));
+    // Both worlds finish (or fail) before the test does: a world still being built would create
+    // its VirtualCluster while the cleanup deletes, and hold its Cell InUse.
+    const built = await Promise.allSettled(
+      worlds.map((world) => buildWorld(stack, simulation!, world)),
+    );
+    for (const outcome of built) if (outcome.status === 'rejected') throw outcome.reason;
     const [first, second] = await Promise.all(worlds.map((world) => capture(stack, world)));
 
     // Two worlds of one run, with other names, UIDs, addresses, NodePorts and times, must

@@ -163,6 +163,34 @@ export function eventuallyPhase(
   );
 }
 
+/**
+ * Waits until a VirtualClusterPlan has concluded (Accepted or Rejected) and returns it. Unknown
+ * is no conclusion: the plan is evaluated again as its inputs fill in (decision D40), so a wait
+ * that stopped at Unknown would read a state the plan is still passing through. `read` gets the
+ * plan another way, for example as a tenant.
+ */
+export function eventuallyConcluded(
+  stack: KubeCellStack,
+  name: string,
+  namespace: string,
+  read: () => Promise<ObjectWithStatus | undefined> = () =>
+    getObject(stack, 'virtualclusterplans.kubecell.io', name, namespace),
+): Promise<ObjectWithStatus> {
+  return poll<ObjectWithStatus>(
+    `plan ${namespace}/${name} concluded`,
+    async () => {
+      const plan = await read();
+      const decision = (plan?.status as { decision?: string } | undefined)?.decision;
+      return plan !== undefined && (decision === 'Accepted' || decision === 'Rejected')
+        ? { value: plan }
+        : {
+            notYet: `decision ${decision ?? '(none)'}; ${describeStatus(plan)}; checks ${JSON.stringify(plan?.status?.['checks'] ?? [])}`,
+          };
+    },
+    watching(stack),
+  );
+}
+
 /** Waits until the object is gone. */
 export function eventuallyGone(
   stack: KubeCellStack,

@@ -34,11 +34,12 @@ import { poll } from '../../../harness/poll.js';
 import {
   apply,
   describeStatus,
+  eventuallyConcluded,
   eventuallyGone,
   kubectl,
+  type ObjectWithStatus,
   uniqueName,
   watching,
-  type ObjectWithStatus,
 } from './support.js';
 
 const PLANS = 'virtualclusterplans.kubecell.io';
@@ -298,14 +299,8 @@ describe('e2e: tenant onboarding, a tenant bound to the built-in edit role', fun
         spec: { cellRef: { name: cellName }, classRef: { name: klass } },
       }),
     );
-    const plan = await poll<ObjectWithStatus>(
-      `plan ${team}/${planName} decided`,
-      async () => {
-        const seen = await getAs(alice, PLANS, planName, team);
-        const decision = (seen.status as { decision?: string } | undefined)?.decision;
-        return decision ? { value: seen } : { notYet: describeStatus(seen) };
-      },
-      watching(stack),
+    const plan = await eventuallyConcluded(stack, planName, team, () =>
+      getAs(alice, PLANS, planName, team),
     );
     expect((plan.status as { decision?: string }).decision, describeStatus(plan)).to.equal(
       'Accepted',

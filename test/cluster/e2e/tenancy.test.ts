@@ -35,13 +35,14 @@ import {
   apply,
   conditionOf,
   describeStatus,
+  eventuallyConcluded,
   eventuallyPhase,
   getObject,
   kubectl,
   listObjects,
+  type ObjectWithStatus,
   uniqueName,
   watching,
-  type ObjectWithStatus,
 } from './support.js';
 
 const PLANS = 'virtualclusterplans.kubecell.io';
@@ -123,19 +124,6 @@ async function refusedApply(stack: KubeCellStack, object: unknown): Promise<stri
   );
   expect(result.code, `expected a refusal, got: ${result.stdout}`).to.not.equal(0);
   return result.stderr;
-}
-
-function eventuallyDecided(stack: KubeCellStack, name: string, namespace: string) {
-  return poll<ObjectWithStatus>(
-    `plan ${namespace}/${name} decided`,
-    async () => {
-      const object = await getObject(stack, PLANS, name, namespace);
-      return object?.status?.['decision'] !== undefined
-        ? { value: object }
-        : { notYet: describeStatus(object) };
-    },
-    watching(stack),
-  );
 }
 
 describe('e2e: namespaceSelector of Cells and classes, with the admission webhook', function () {
@@ -223,7 +211,7 @@ describe('e2e: namespaceSelector of Cells and classes, with the admission webhoo
       [plan(allowed, 'gold-plan', cell!.name, gold), plan(plain, 'open-plan', cell!.name, open)],
       'e2e-tenant',
     );
-    const goldPlan = await eventuallyDecided(stack, 'gold-plan', allowed);
+    const goldPlan = await eventuallyConcluded(stack, 'gold-plan', allowed);
     expect(goldPlan.status?.['decision'], JSON.stringify(goldPlan.status)).to.equal('Accepted');
     const checks = checksOf(goldPlan, 'checks');
     expect(checks.map((check) => check.name).slice(0, 3)).to.deep.equal([
@@ -237,7 +225,7 @@ describe('e2e: namespaceSelector of Cells and classes, with the admission webhoo
         `(kubernetes.io/metadata.name in (${allowed},${plain})) and the namespaceSelector of ` +
         `VirtualNodeClass ${gold} (${TIER}=gold).`,
     );
-    const openPlan = await eventuallyDecided(stack, 'open-plan', plain);
+    const openPlan = await eventuallyConcluded(stack, 'open-plan', plain);
     expect(openPlan.status?.['decision']).to.equal('Accepted');
   });
 
@@ -376,7 +364,7 @@ describe('e2e: namespaceSelector without the admission webhook (feasibility eval
     });
     expect(await getObject(s, 'clusters.k3k.io', 'team', plain)).to.equal(undefined);
 
-    const rejected = await eventuallyDecided(s, 'gold-plan', plain);
+    const rejected = await eventuallyConcluded(s, 'gold-plan', plain);
     expect(rejected.status?.['decision']).to.equal('Rejected');
     expect(
       checksOf(rejected, 'checks').find((check) => check.name === 'NamespaceAllowed'),
