@@ -781,6 +781,49 @@ describe('schemas', () => {
       expectRejected(decided, /not allowed with MostAvailable or Pack/);
     });
 
+    it('VirtualCluster: one of cellRef and cellSelector, fixed at creation with its policy', () => {
+      const vc = sampleOf('52-virtualcluster-selector.yaml');
+      expect(errorsOf(vc)).to.deep.equal([]);
+      const both = clone(vc);
+      spec(both).cellRef = { name: 'cell1' };
+      expectRejected(both, /exactly one of spec.cellRef .* and spec.cellSelector/);
+      const reselected = clone(vc);
+      spec(reselected).cellSelector = { matchLabels: { 'example.com/accelerator': 'nvidia' } };
+      expectRejected(reselected, /spec\.cellSelector is immutable/, vc);
+      const repolicied = clone(vc);
+      spec(repolicied).placementPolicy = { type: 'Pack' };
+      expectRejected(repolicied, /spec\.placementPolicy is immutable/, vc);
+      const unpolicied = clone(vc);
+      delete spec(unpolicied).placementPolicy;
+      expectRejected(unpolicied, /spec\.placementPolicy is immutable/, vc);
+      const named = sampleOf('51-virtualcluster-full.yaml');
+      expectRejected(clone(vc), /spec\.cellRef is immutable/, named);
+      expectRejected(named, /spec\.cellSelector is immutable/, vc);
+      // The snapshot records the choice with the plan's report shape.
+      const resolved = clone(vc);
+      resolved.status = {
+        resolved: {
+          cell: {
+            name: 'cell2',
+            uid: 'u',
+            managedClusterName: 'cell1',
+            machineProfile: { name: 'p' },
+          },
+          class: {
+            name: 'cpu-small',
+            uid: 'u',
+            storageClassName: 's',
+            entitlement: { workloadHard: {} },
+          },
+          hostNamespace: 'tenant-d',
+          endpointAddress: '10.0.0.1',
+          resolvedAt: '2026-12-07T00:00:00Z',
+          placement: { policy: { type: 'Pack', spreadKey: 'zone' }, candidates: 1 },
+        },
+      };
+      expectRejected(resolved, /not allowed with MostAvailable or Pack/);
+    });
+
     it('Cell and VirtualNodeClass: a namespaceSelector is a well-formed label selector', () => {
       for (const file of ['11-cell-full.yaml', '21-virtualnodeclass-full.yaml']) {
         const object = sampleOf(file);

@@ -113,19 +113,19 @@ describe('admission webhook (hooks/admission)', () => {
 
     it('reports a missing field as Required value, with details.causes', async () => {
       const vc = sample('51-virtualcluster-full.yaml');
-      delete spec(vc).cellRef;
+      delete spec(vc).classRef;
       const response = await review(h, 'validate', admissionReview('CREATE', vc));
       expect(response.allowed).to.equal(false);
       expect(response.status).to.deep.equal({
         code: 422,
         reason: 'Invalid',
-        message: 'VirtualCluster.kubecell.io "team-a" is invalid: spec.cellRef: Required value',
+        message: 'VirtualCluster.kubecell.io "team-a" is invalid: spec.classRef: Required value',
         details: {
           group: 'kubecell.io',
           kind: 'VirtualCluster',
           name: 'team-a',
           causes: [
-            { reason: 'FieldValueRequired', message: 'Required value', field: 'spec.cellRef' },
+            { reason: 'FieldValueRequired', message: 'Required value', field: 'spec.classRef' },
           ],
         },
       });
@@ -625,6 +625,32 @@ describe('admission webhook (hooks/admission)', () => {
         admissionReview('UPDATE', applyMutationPatch(plan, patch), plan),
       );
       expect(validated.allowed, validated.status?.message).to.equal(true);
+    });
+
+    it('labels a VirtualCluster with a selector with its resolved Cell only, kept through a replace without status', async () => {
+      const vc = sample('52-virtualcluster-selector.yaml');
+      // Before resolution: no kubecell.io/cell, and one set by hand is taken away.
+      metadata(vc).labels = { 'kubecell.io/cell': 'cell1', 'kubecell.io/class': 'cpu-small' };
+      expect(patchOf(await review(h, 'mutate', admissionReview('CREATE', vc)))).to.deep.include({
+        op: 'remove',
+        path: '/metadata/labels/kubecell.io~1cell',
+      });
+      // Resolved: the label names status.resolved.cell (what the cell-label decorator writes).
+      const resolved = structuredClone(vc);
+      resolved.status = { resolved: { cell: { name: 'cell2' } } };
+      metadata(resolved).labels = { 'kubecell.io/class': 'cpu-small' };
+      expect(
+        patchOf(await review(h, 'mutate', admissionReview('UPDATE', resolved, resolved))),
+      ).to.deep.equal([{ op: 'add', path: '/metadata/labels/kubecell.io~1cell', value: 'cell2' }]);
+      // A replace that leaves the status out keeps it: the stored object has it.
+      const replaced = structuredClone(vc);
+      delete replaced.status;
+      metadata(replaced).labels = { 'kubecell.io/cell': 'cell1', 'kubecell.io/class': 'cpu-small' };
+      expect(
+        patchOf(await review(h, 'mutate', admissionReview('UPDATE', replaced, resolved))),
+      ).to.deep.equal([
+        { op: 'replace', path: '/metadata/labels/kubecell.io~1cell', value: 'cell2' },
+      ]);
     });
 
     it('refuses a plan with both or neither of cellRef and cellSelector, naming the fix', async () => {

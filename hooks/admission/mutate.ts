@@ -39,8 +39,18 @@ export function escapePointerToken(token: string): string {
  * The labels an object of `kind` must carry, from its refs. A ref that is absent or not a valid
  * label value is left out: the validating webhook rejects such an object anyway, and a label
  * the apiserver refuses would only hide the real error.
+ *
+ * A VirtualCluster choosing by `spec.cellSelector` carries `kubecell.io/cell` only once
+ * resolved, naming the Cell of `status.resolved` (the Cell counts the VirtualClusters so
+ * labelled), read from the object or, when the request left the status out (a replace without
+ * it), from the stored one: `oldObject`. The kubecell-virtualcluster-cell-label
+ * DecoratorController sets it right after resolution (D49).
  */
-export function desiredLabels(kind: string, object: unknown): Record<string, string> {
+export function desiredLabels(
+  kind: string,
+  object: unknown,
+  oldObject?: unknown,
+): Record<string, string> {
   if (!(LABELLED_KINDS as readonly string[]).includes(kind)) return {};
   const labels: Record<string, string> = {};
   if (kind === 'GPUCellPool') {
@@ -48,7 +58,9 @@ export function desiredLabels(kind: string, object: unknown): Record<string, str
     if (value !== undefined) labels[LABELS.provisioner] = value;
     return labels;
   }
-  const cell = pathValue(object, 'spec', 'cellRef', 'name');
+  const cell = selectsCells(kind, object)
+    ? resolvedCell(object, oldObject)
+    : pathValue(object, 'spec', 'cellRef', 'name');
   const klass = pathValue(object, 'spec', 'classRef', 'name');
   if (isLabelValue(cell) && cell !== '') labels[LABELS.cell] = cell;
   if (isLabelValue(klass) && klass !== '') labels[LABELS.class] = klass;
@@ -63,20 +75,34 @@ function selectsCells(kind: string, object: unknown): boolean {
   );
 }
 
-/** The JSON Patch that gives `object` its desired labels; empty when it has them already. */
-export function labelPatch(kind: string, object: unknown): JsonPatchOperation[] {
-  const desired = desiredLabels(kind, object);
+/** The Cell a VirtualCluster resolved to, from the object or else the stored one. */
+function resolvedCell(object: unknown, oldObject: unknown): unknown {
+  const path = ['status', 'resolved', 'cell', 'name'] as const;
+  return pathValue(object, ...path) ?? pathValue(oldObject, ...path);
+}
+
+/**
+ * The JSON Patch that gives `object` its desired labels; empty when it has them already. A
+ * selector's object loses a `kubecell.io/cell` it must not carry.
+ */
+export function labelPatch(
+  kind: string,
+  object: unknown,
+  oldObject?: unknown,
+): JsonPatchOperation[] {
   if (!isJsonObject(object)) return [];
-  if (Object.keys(desired).length === 0 && !selectsCells(kind, object)) return [];
-  const metadata = object.metadata;
+  const desired = desiredLabels(kind, object, oldObject);
   const empty = Object.keys(desired).length === 0;
+  const selecting = selectsCells(kind, object);
+  if (empty && !selecting) return [];
+  const metadata = object.metadata;
   if (!isJsonObject(metadata))
     return empty ? [] : [{ op: 'add', path: '/metadata', value: { labels: desired } }];
   const labels = metadata.labels;
   if (!isJsonObject(labels))
     return empty ? [] : [{ op: 'add', path: '/metadata/labels', value: desired }];
   const patch: JsonPatchOperation[] = [];
-  if (selectsCells(kind, object) && LABELS.cell in labels && !(LABELS.cell in desired)) {
+  if (selecting && LABELS.cell in labels && !(LABELS.cell in desired)) {
     patch.push({ op: 'remove', path: `/metadata/labels/${escapePointerToken(LABELS.cell)}` });
   }
   for (const [key, value] of Object.entries(desired)) {

@@ -152,7 +152,10 @@ export function mutateReview(request: AdmissionRequest): AdmissionResponse {
   const checked = check(request);
   if (!checked.ok) return checked.response;
   const { info, operation, object } = checked;
-  const patch = [...labelPatch(info.kind, object), ...finalizerPatch(info.kind, operation, object)];
+  const patch = [
+    ...labelPatch(info.kind, object, request.oldObject),
+    ...finalizerPatch(info.kind, operation, object),
+  ];
   if (patch.length === 0) return allow(request.uid);
   return allow(request.uid, {
     patchType: 'JSONPatch',

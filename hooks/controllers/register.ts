@@ -6,6 +6,7 @@
  */
 import { API_VERSION } from '../api/kinds.js';
 import { cellHooksFromEnv } from '../cell/hooks.js';
+import { cellLabelHooksFromEnv } from '../cell-label/hooks.js';
 import { classUsageHooksFromEnv } from '../class-usage/hooks.js';
 import { deliveryHooksFromEnv } from '../delivery/hooks.js';
 import { gpuCellPoolHooksFromEnv } from '../gpucellpool/hooks.js';
@@ -65,6 +66,12 @@ export const CONTROLLERS: readonly Controller[] = [
     type: 'DecoratorController',
     parent: { apiVersion: 'v1', kind: 'Namespace' },
     hooks: ({ env }) => hostNamespaceHooksFromEnv(env),
+  },
+  {
+    name: 'cell-label',
+    type: 'DecoratorController',
+    parent: kubecell('VirtualCluster'),
+    hooks: () => cellLabelHooksFromEnv(),
   },
   {
     name: 'class-usage',

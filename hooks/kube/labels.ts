@@ -15,6 +15,11 @@ export const LABELS = {
 
 export const ANNOTATIONS = {
   skipCleanup: 'kubecell.io/skip-cleanup',
+  /**
+   * On a VirtualCluster with spec.cellSelector, set at creation: the VirtualClusterPlan of its
+   * namespace whose chosen Cell resolution takes while it still fits (status.resolved.plan).
+   */
+  plan: 'kubecell.io/plan',
   /** TopoLVM publishes each device class's free bytes on the Node under this prefix. */
   topolvmCapacityPrefix: 'capacity.topolvm.io/',
   /**

@@ -110,4 +110,5 @@ export const TYPE_KEYS = {
   cell: 'Cell.kubecell.io/v1alpha1',
   virtualNodeClass: 'VirtualNodeClass.kubecell.io/v1alpha1',
   virtualCluster: 'VirtualCluster.kubecell.io/v1alpha1',
+  virtualClusterPlan: 'VirtualClusterPlan.kubecell.io/v1alpha1',
 } as const;

@@ -67,14 +67,22 @@ export interface PlacementChoice {
 /** Most Cell names given per reason. */
 export const MAX_NAMED_CELLS = 5;
 
+/**
+ * `prefer` names a Cell to take whenever it accepts, ahead of the policy (a VirtualCluster
+ * created from a plan takes the plan's Cell while it still fits); the runner-up is then the
+ * policy's first among the others.
+ */
 export function chooseCell(
   candidates: readonly CandidateCell[],
   policy: PlacementPolicy,
+  prefer?: string,
 ): PlacementChoice {
   const byName = [...candidates].sort((a, b) => compareStrings(a.name, b.name));
   const accepted = byName.filter((cell) => decide(cell.checks) === Decision.Accepted);
   const filtered = filteredCells(byName.filter((cell) => !accepted.includes(cell)));
   const ranked = rankAccepted(accepted, byName, policy);
+  const preferred = ranked.findIndex((cell) => cell.name === prefer);
+  if (preferred > 0) ranked.unshift(...ranked.splice(preferred, 1));
   const [chosen, runnerUp] = ranked;
   return {
     decision:

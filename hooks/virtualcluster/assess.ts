@@ -63,15 +63,21 @@ export function assessVirtualCluster(
     stored === undefined && sticky === undefined && !deleting
       ? resolvePlacement(vc, observation, config, now, failure !== undefined)
       : { resolved: stored };
-  const { resolved } = resolution;
-  const cell = assessCell(resolved?.cell.name ?? observation.cellName, observation, resolved);
+  const { resolved, cell: resolvedTo, ...rest } = resolution;
+  // A Cell chosen by selector in this very sync is the one the rest of it reads.
+  const observed =
+    resolvedTo === undefined
+      ? observation
+      : { ...observation, cellName: resolvedTo.metadata.name, cell: resolvedTo };
+  const cell = assessCell(resolved?.cell.name ?? observed.cellName, observed, resolved);
   return {
     deleting,
-    ...resolution,
+    ...rest,
+    ...(resolved === undefined ? {} : { resolved }),
     unresolved: unresolvedBecause(resolution, failure),
     failure: failure ?? cellFailure(resolved, cell),
     cell,
-    placement: placementOf(vc, resolved, observation),
+    placement: placementOf(vc, resolved, observed),
   };
 }
 

@@ -24,6 +24,7 @@ import type {
   Condition,
   ResolvedPlacement,
   VirtualCluster,
+  VirtualClusterPlan,
   VirtualClusterStatus,
   VirtualNodeClass,
 } from '../generated/types/index.js';
@@ -49,6 +50,7 @@ import {
   type SecretObject,
 } from './observe-children.js';
 import { readWorkFeedback, type FedBackObjects, type WorkFeedback } from './work-feedback.js';
+import { plannedName, type ObservedPlan } from './planned-cell.js';
 import { refOf, sameWork, snapshotWorkRef } from './work-ref.js';
 
 /** The status the previous sync wrote (valid: the validation layer checked it). */
@@ -68,6 +70,14 @@ export interface VirtualClusterObservation {
   /** False when Metacontroller sent no Cell group at all (not observed). */
   cellObserved: boolean;
   cell?: Cell;
+  /**
+   * With `spec.cellSelector`, before resolution: the Cells of the controller namespace the
+   * selector matched (Metacontroller applied it, customize.ts), one of which resolution chooses;
+   * undefined when Cells were not observed.
+   */
+  selectedCells?: Cell[];
+  /** With `spec.cellSelector` and `kubecell.io/plan`, before resolution: that plan. */
+  plan?: ObservedPlan;
   /**
    * The liveness record of the resolved Cell (a ConfigMap) read, when ConfigMaps were observed;
    * what a resolved VirtualCluster reads instead of the Cell (customize.ts).
@@ -98,7 +108,7 @@ export function observeVirtualCluster(
 ): VirtualClusterObservation {
   const refs: ObservedRefs = {
     prior: priorStatus(vc),
-    cellName: vc.spec.cellRef.name,
+    cellName: vc.status?.resolved?.cell.name ?? vc.spec.cellRef?.name ?? '',
     className: vc.spec.classRef.name,
     namespace: vc.metadata.namespace ?? '',
     names: childNames(vc.metadata.name, vc.metadata.uid),
@@ -125,9 +135,10 @@ function observeRelated(
 ): Omit<VirtualClusterObservation, keyof ObservedRefs | 'children'> {
   const { cellName, className, namespace } = refs;
   const cells = kubeCellObjects<Cell>(related, TYPE_KEYS.cell);
-  const cell = cells?.find(
-    (c) => c.metadata.name === cellName && c.metadata.namespace === config.cellNamespace,
-  );
+  const inCellNamespace = cells?.filter((c) => c.metadata.namespace === config.cellNamespace);
+  const cell = inCellNamespace?.find((c) => c.metadata.name === cellName);
+  const selecting = vc.spec.cellSelector !== undefined;
+  const resolved = vc.status?.resolved !== undefined;
   const virtualNodeClass = kubeCellObjects<VirtualNodeClass>(
     related,
     TYPE_KEYS.virtualNodeClass,
@@ -147,14 +158,32 @@ function observeRelated(
   );
   return {
     cellRecord: observeCellRecord(vc, related, config.cellNamespace),
-    cellObserved: cells !== undefined,
+    cellObserved: cells !== undefined && (cell !== undefined || !(selecting && resolved)),
     ...(cell ? { cell } : {}),
+    ...(selecting && !resolved && inCellNamespace ? { selectedCells: inCellNamespace } : {}),
+    ...observePlan(vc, related, resolved),
     ...(virtualNodeClass ? { virtualNodeClass } : {}),
     ...(virtualClusters ? { virtualClusters } : {}),
     ...(hostNamespace ? { hostNamespace } : {}),
     ...(k3kKubeconfig ? { k3kKubeconfig: kubeconfigSecret(k3kKubeconfig) } : {}),
     ...(works ? { works } : {}),
   };
+}
+
+/** The plan the annotation names, before resolution (customize.ts relates it then). */
+function observePlan(
+  vc: VirtualCluster,
+  related: ObjectMap,
+  resolved: boolean,
+): Pick<VirtualClusterObservation, 'plan'> {
+  const name = resolved ? undefined : plannedName(vc);
+  if (name === undefined) return {};
+  const plans = kubeCellObjects<VirtualClusterPlan>(related, TYPE_KEYS.virtualClusterPlan);
+  if (plans === undefined) return { plan: { name, observed: false } };
+  const plan = plans.find(
+    (p) => p.metadata.name === name && p.metadata.namespace === vc.metadata.namespace,
+  );
+  return { plan: { name, observed: true, ...(plan ? { plan } : {}) } };
 }
 
 /** The resolved Cell's liveness record, by the name its Cell gives it, in the Cell's namespace. */

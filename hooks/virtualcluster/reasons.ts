@@ -22,6 +22,7 @@ export const VC_PHASES: readonly VirtualClusterPhase[] = [
 export const VC_CONDITION_TYPES = [
   'Feasible',
   'Resolved',
+  'PlanFollowed',
   'ChildrenApplied',
   'K3kReady',
   'KubeconfigPublished',
@@ -43,6 +44,12 @@ export const REASONS = {
   FeasibilityUnknown: 'FeasibilityUnknown',
   NoEndpointAddress: 'NoEndpointAddress',
   NotResolved: 'NotResolved',
+  // PlanFollowed (only with the annotation kubecell.io/plan; status.resolved.plan.result)
+  PlanFollowed: 'PlanFollowed',
+  CellNoLongerFits: 'CellNoLongerFits',
+  CellNotMatched: 'CellNotMatched',
+  PlanNotAccepted: 'PlanNotAccepted',
+  PlanNotFound: 'PlanNotFound',
   // ChildrenApplied
   ChildrenApplied: 'ChildrenApplied',
   ChildrenPending: 'ChildrenPending',

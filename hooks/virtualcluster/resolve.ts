@@ -8,6 +8,8 @@ import { createHash } from 'node:crypto';
 import type {
   Cell,
   CellNodeAddress,
+  PlacementReport,
+  PlanFollowed,
   ResolvedPlacement,
   VirtualCluster,
   VirtualNodeClass,
@@ -22,20 +24,23 @@ import { compareStrings } from '../json/compare.js';
 import type { KubernetesObject } from '../metacontroller/protocol.js';
 import { isEndpointAddress } from '../kube/addresses.js';
 import { RetryLaterError } from '../metacontroller/retry-later.js';
+import { selectCell } from '../placement/select.js';
 import { formatTime } from '../status/conditions.js';
 import type { VirtualClusterConfig } from './config.js';
 import type { VirtualClusterObservation } from './observe.js';
+import { plannedCell, planOutcome } from './planned-cell.js';
 
 /** Why a VirtualCluster has no usable placement; status.ts words it in the Resolved condition. */
 export type Unresolved =
   | { why: 'notEvaluated' }
   | { why: 'failed'; message: string }
-  | { why: 'rejected' }
-  | { why: 'undecided' }
+  | { why: 'rejected' | 'undecided'; placement?: PlacementReport }
   | { why: 'noEndpointAddress'; profile: string };
 
 export interface Resolution {
   evaluation: FeasibilityResult;
+  /** The Cell resolved to, as observed: with a cellSelector, the one chosen. */
+  cell?: Cell;
   /** The new snapshot, once the placement is accepted and has an endpoint address. */
   resolved?: ResolvedPlacement;
   /** Why there is no snapshot, otherwise. */
@@ -55,8 +60,8 @@ export function resolvePlacement(
   failed: boolean,
 ): Resolution {
   refuseStaleCopy(vc, observation, now);
-  const evaluation = evaluateFeasibility(feasibilityInput(vc, observation, config, now));
-  const { cell, virtualNodeClass } = observation;
+  const { evaluation, cell, placement, plan } = evaluatePlacement(vc, observation, config, now);
+  const { virtualNodeClass } = observation;
   const accepted =
     !failed &&
     evaluation.decision === Decision.Accepted &&
@@ -64,7 +69,7 @@ export function resolvePlacement(
     virtualNodeClass !== undefined;
   if (!accepted) {
     const why = evaluation.decision === Decision.Rejected ? 'rejected' : 'undecided';
-    return { evaluation, unresolved: { why } };
+    return { evaluation, unresolved: { why, ...(placement === undefined ? {} : { placement }) } };
   }
   const uid = vc.metadata.uid ?? `${observation.namespace}/${vc.metadata.name}`;
   const endpoint = chooseEndpoint(cell.status?.nodeAddresses, uid);
@@ -72,7 +77,79 @@ export function resolvePlacement(
     const profile = cell.spec.machineProfile.name;
     return { evaluation, unresolved: { why: 'noEndpointAddress', profile } };
   }
-  return { evaluation, resolved: snapshot(vc, cell, virtualNodeClass, endpoint.address, now) };
+  const resolved = snapshot(vc, cell, virtualNodeClass, endpoint.address, now);
+  return {
+    evaluation,
+    cell,
+    resolved: {
+      ...resolved,
+      ...(placement === undefined ? {} : { placement }),
+      ...(plan === undefined ? {} : { plan: plan(cell.metadata.name) }),
+    },
+  };
+}
+
+/**
+ * The feasibility evaluation on the Cell `spec.cellRef` names, or, with `spec.cellSelector`, on
+ * each Cell it matched and the choice among them (hooks/placement/select.ts, the same as a
+ * plan's): `cell` is the Cell to resolve to when the evaluation accepts.
+ */
+function evaluatePlacement(
+  vc: VirtualCluster,
+  observation: VirtualClusterObservation,
+  config: VirtualClusterConfig,
+  now: Date,
+): {
+  evaluation: FeasibilityResult;
+  cell?: Cell;
+  placement?: PlacementReport;
+  /** With a plan named: what resolution records of it, given the Cell chosen. */
+  plan?: (chosen: string) => PlanFollowed;
+} {
+  const { cellSelector } = vc.spec;
+  if (cellSelector === undefined) {
+    const evaluation = evaluateFeasibility(feasibilityInput(vc, observation, config, now));
+    return { evaluation, ...(observation.cell === undefined ? {} : { cell: observation.cell }) };
+  }
+  const cells = observation.selectedCells ?? [];
+  const named = observation.plan;
+  const planned = named === undefined ? undefined : plannedCell(named, now);
+  const preferred = planned !== undefined && !('result' in planned) ? planned.cell : undefined;
+  const selection = selectCell({
+    cells,
+    ...(preferred === undefined ? {} : { prefer: preferred }),
+    selector: cellSelector,
+    policy: vc.spec.placementPolicy,
+    cellNamespace: config.cellNamespace,
+    evaluatedAgain:
+      'the VirtualCluster stays Pending and is evaluated again when a Cell is created or labelled to match.',
+    evaluate: (cell) =>
+      evaluateFeasibility(
+        feasibilityInput(
+          vc,
+          { ...observation, cellName: cell?.metadata.name ?? '', ...(cell ? { cell } : {}) },
+          config,
+          now,
+        ),
+      ),
+  });
+  const { decision, checks, report, chosen } = selection;
+  return {
+    evaluation: { decision, checks },
+    ...(chosen === undefined ? {} : { cell: chosen }),
+    placement: report,
+    ...(named === undefined || planned === undefined
+      ? {}
+      : {
+          plan: (cell: string) =>
+            planOutcome(
+              named.name,
+              planned,
+              cells.map((matched) => matched.metadata.name),
+              cell,
+            ),
+        }),
+  };
 }
 
 /**

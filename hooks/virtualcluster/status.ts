@@ -11,7 +11,13 @@
  * Provisioning (k3k not Ready, no NodePort, kubeconfig not published or quota not in place) →
  * Ready.
  */
-import type { Condition, FeasibilityCheck, ResolvedPlacement } from '../generated/types/index.js';
+import type {
+  Condition,
+  FeasibilityCheck,
+  PlacementReport,
+  PlanFollowed,
+  ResolvedPlacement,
+} from '../generated/types/index.js';
 import { Decision } from '../feasibility/reasons.js';
 import { findCondition, verdict, type ConditionVerdict } from '../status/conditions.js';
 import type { Assessment } from './assess.js';
@@ -93,12 +99,12 @@ function unresolvedWords(unresolved: Unresolved): [reason: string, message: stri
     case 'rejected':
       return [
         REASONS.FeasibilityRejected,
-        'The feasibility evaluation rejected the placement; see status.feasibilityChecks.',
+        `The feasibility evaluation rejected the placement${selectionWords(unresolved.placement)}; see status.feasibilityChecks.`,
       ];
     case 'undecided':
       return [
         REASONS.FeasibilityUnknown,
-        'The feasibility evaluation could not decide; see status.feasibilityChecks. It runs again on the next sync.',
+        `The feasibility evaluation could not decide${selectionWords(unresolved.placement)}; see status.feasibilityChecks. It runs again on the next sync.`,
       ];
     case 'noEndpointAddress':
       return [
@@ -106,6 +112,57 @@ function unresolvedWords(unresolved: Unresolved): [reason: string, message: stri
         `The Cell's status.nodeAddresses lists no usable address: no Ready, schedulable Node labelled kubecell.io/machine-profile=${unresolved.profile} has an InternalIP that is an IP address (the Cell's NodeAddressesValid condition names those whose is not), so there is no address for the API endpoint yet.`,
       ];
   }
+}
+
+/**
+ * With a cellSelector: on how many Cells, and which were left out why (status.feasibilityChecks
+ * is then the report of the first left out).
+ */
+function selectionWords(placement: PlacementReport | undefined): string {
+  if (placement === undefined) return '';
+  if (placement.candidates === 0)
+    return ' on every Cell spec.cellSelector matches: it matches none';
+  const groups = (placement.filtered ?? []).map(
+    (group) => `${group.count} ${group.result} ${group.reason} (${(group.cells ?? []).join(', ')})`,
+  );
+  return ` on each of the ${placement.candidates} Cell(s) spec.cellSelector matches (left out: ${groups.join('; ')})`;
+}
+
+// --- PlanFollowed ---
+
+/**
+ * Only for a VirtualCluster resolved with the annotation kubecell.io/plan: whether it was placed
+ * on the Cell that plan chose. A function of the snapshot alone, so it never changes afterwards.
+ */
+export function planFollowedCondition(resolved: ResolvedPlacement | undefined): Verdict[] {
+  const plan = resolved?.plan;
+  if (resolved === undefined || plan === undefined) return [];
+  const chose = plan.cell === undefined ? 'chose no Cell' : `chose Cell ${plan.cell}`;
+  const placed = `placed on Cell ${resolved.cell.name} by the placementPolicy`;
+  const words: Record<PlanFollowed['result'], [string, string]> = {
+    Followed: [
+      REASONS.PlanFollowed,
+      `Placed on Cell ${resolved.cell.name}, the one plan ${plan.name} chose.`,
+    ],
+    CellNoLongerFits: [
+      REASONS.CellNoLongerFits,
+      `Plan ${plan.name} ${chose}, which no longer accepts the placement (see status.resolved.placement.filtered); ${placed}.`,
+    ],
+    CellNotMatched: [
+      REASONS.CellNotMatched,
+      `Plan ${plan.name} ${chose}, which spec.cellSelector does not match; ${placed}.`,
+    ],
+    PlanNotAccepted: [
+      REASONS.PlanNotAccepted,
+      `Plan ${plan.name} is not Accepted for its current generation, or has Expired; ${placed}.`,
+    ],
+    PlanNotFound: [
+      REASONS.PlanNotFound,
+      `No VirtualClusterPlan ${plan.name} in this namespace was observed at resolution; ${placed}.`,
+    ],
+  };
+  const [reason, message] = words[plan.result];
+  return [verdict('PlanFollowed', plan.result === 'Followed', reason, message)];
 }
 
 // --- while deleting ---

@@ -22,6 +22,7 @@ import {
   deletingConditions,
   feasibleCondition,
   phaseOf,
+  planFollowedCondition,
   readyCondition,
   resolvedCondition,
   type Phase,
@@ -76,6 +77,7 @@ function syncConditions(inputs: SyncOutcome): { phase: Phase; verdicts: Verdict[
   const verdicts = [
     feasible,
     resolvedVerdict,
+    ...planFollowedCondition(assessment.resolved),
     applied,
     k3k,
     kubeconfig,

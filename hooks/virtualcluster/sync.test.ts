@@ -134,7 +134,7 @@ describe('VirtualCluster controller', () => {
       expect(() => validatedSync(request))
         .to.throw(InvalidHookInputError)
         .with.property('message')
-        .that.matches(/spec\.cellRef: Required value/)
+        .that.matches(/spec\.classRef: Required value/)
         .and.matches(/status: Invalid value: "garbage": must be of type object/);
       const node = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'broken-node' } };
       const broken = { ...node, status: { capacity: { cpu: 'lots' } } };

@@ -16,7 +16,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['api', 'server'],
   ['feasibility'],
   ['placement'],
-  ['cell', 'plan', 'virtualcluster', 'gpucellpool', 'host-namespace', 'class-usage'],
+  ['cell', 'plan', 'virtualcluster', 'gpucellpool', 'host-namespace', 'class-usage', 'cell-label'],
   ['delivery', 'agent'],
   ['admission', 'controllers'],
   ['cli'],

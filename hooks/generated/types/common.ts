@@ -217,9 +217,84 @@ spreadKey?: string
 }
 
 /**
+ * How one Cell was chosen among those a cellSelector matched: the policy, how many matched, the Cell chosen and the runner-up with their scores, and the Cells left out per reason.
+ */
+export interface PlacementReport {
+/**
+ * The policy the choice was made by (spec.placementPolicy, or MostAvailable).
+ */
+policy: PlacementPolicy
+/**
+ * How many Cells the selector matched.
+ */
+candidates: number
+/**
+ * The Cell chosen: every check passed on it, and the policy ranks it first.
+ */
+chosen?: RankedCell
+/**
+ * The Cell the policy ranks next, if another would also accept the placement.
+ */
+runnerUp?: RankedCell
+/**
+ * The Cells left out, grouped by the result and reason of their first failing check (Fail), or, with none, their first undecided one (Unknown); most Cells first.
+ * 
+ * @maxItems 64
+ * 
+ * Items: The Cells left out for one result and reason.
+ */
+filtered?: {
+/**
+ * Fail: the Cell cannot take the placement. Unknown: it could not be decided yet (e.g. stale inventory); an undecided placement is evaluated again when its Cells change.
+ */
+result: ("Fail" | "Unknown")
+/**
+ * The reason token of the check, as in checks (see the feasibility evaluation's reason table).
+ */
+reason: string
+/**
+ * How many Cells were left out for this reason.
+ */
+count: number
+/**
+ * The first of them by name (at most 5).
+ * 
+ * @maxItems 5
+ */
+cells?: string[]
+}[]
+}
+
+/**
  * A Kubernetes resource quantity: an integer, or a string such as "4", "500m", "64Gi" or "1.5T". Binary suffixes (Ki, Mi, Gi, Ti, Pi, Ei) are powers of 1024, decimal suffixes (m, k, M, G, T, P, E) powers of 1000.
  */
 export type Quantity = (number | string)
+
+/**
+ * One Cell that would accept the placement, with its score.
+ */
+export interface RankedCell {
+/**
+ * The Cell's name.
+ */
+name: string
+/**
+ * How many more VirtualClusters of the class the Cell could still take after this one, in its scarcest resource (e.g. 2.5); absent when the class needs nothing capacity-checked.
+ */
+score?: string
+/**
+ * The resource that sets the score, e.g. nvidia.com/gpu.
+ */
+scoreResource?: string
+/**
+ * What of scoreResource the Cell would have left after this placement.
+ */
+left?: Quantity
+/**
+ * The Cell's value of placementPolicy.spreadKey (Spread only; absent when the Cell lacks the label).
+ */
+domain?: string
+}
 
 /**
  * A map from resource name (cpu, memory, ephemeral-storage, or an extended resource such as nvidia.com/gpu) to a quantity, as in a Pod's resources or a Node's allocatable.

@@ -100,6 +100,9 @@ describe('e2e: an idle cluster is quiet', function () {
       virtualcluster: (await listObjects(stack, 'virtualclusters')).length,
       plan: (await listObjects(stack, 'virtualclusterplans')).length,
       'class-usage': (await listObjects(stack, 'virtualnodeclasses')).length,
+      // Only VirtualClusters without kubecell.io/cell (a selector's, before resolution).
+      'cell-label': (await listObjects(stack, 'virtualclusters', { selector: '!kubecell.io/cell' }))
+        .length,
       'host-namespace': (
         await listObjects(stack, 'namespaces', { selector: 'kubecell.io/host-namespace=true' })
       ).length,
@@ -125,7 +128,7 @@ describe('e2e: an idle cluster is quiet', function () {
       const period = RESYNC_PERIOD_SECONDS[controller];
       return count * ((period === undefined ? 0 : Math.ceil(WINDOW_SECONDS / period)) + 1);
     };
-    for (const controller of ['class-usage', 'host-namespace', 'gpucellpool']) {
+    for (const controller of ['class-usage', 'cell-label', 'host-namespace', 'gpucellpool']) {
       const count = objects[controller as keyof typeof objects];
       expect(syncs[controller], `${controller} syncs for ${count} objects`).to.be.at.most(
         periodic(controller, count),

@@ -1,7 +1,9 @@
-// VirtualClusterPlans that choose among Cells by label (spec.cellSelector, D48), through the real
-// Metacontroller: three Cells on simulated OCM clusters and Nodes, of different sizes, one of them
-// closed to the tenant's namespace. Each policy chooses as docs/concepts.md says, a Cell that is
-// too small or closed is left out with its reason, and `kubectl get vcp` shows the choice.
+// VirtualClusterPlans and VirtualClusters that choose among Cells by label (spec.cellSelector,
+// D48, D49), through the real Metacontroller: three Cells on simulated OCM clusters and Nodes, of
+// different sizes, one of them closed to the tenant's namespace. Each policy chooses as
+// docs/concepts.md says, a Cell that is too small or closed is left out with its reason, and
+// `kubectl get vcp` shows the choice; a VirtualCluster resolves once, is labelled with its Cell by
+// the kubecell-cell-label decorator, is counted by that Cell and never moves.
 import { expect } from 'chai';
 import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import { cellManifest, virtualNodeClassManifest } from '../../../harness/manifests.js';
@@ -22,13 +24,24 @@ import {
 } from './cell-fixtures.js';
 import {
   apply,
+  describeStatus,
+  eventually,
   eventuallyConcluded,
+  eventuallyGone,
   eventuallyPhase,
+  getObject,
   type ObjectWithStatus,
   uniqueName,
 } from './support.js';
 
 const PLANS = 'virtualclusterplans.kubecell.io';
+const VCS = 'virtualclusters.kubecell.io';
+
+interface Resolved {
+  cell: { name: string };
+  placement?: Placement;
+  plan?: { name: string; cell?: string; result: string };
+}
 
 interface Ranked {
   name: string;
@@ -182,5 +195,175 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
       { result: 'Fail', reason: 'InsufficientCapacity', count: 1, cells: [small.cell] },
       { result: 'Fail', reason: 'NamespaceNotAllowed', count: 1, cells: [closed.cell] },
     ]);
+  });
+  /** Creates a VirtualCluster in a new host namespace; returns the namespace. */
+  const createVirtualCluster = async (
+    name: string,
+    spec: Record<string, unknown>,
+    annotations?: Record<string, string>,
+  ) => {
+    const namespace = uniqueName(`e2e-sel-${name}`);
+    await createHostNamespace(stack, namespace);
+    await apply(
+      stack,
+      {
+        apiVersion: 'kubecell.io/v1alpha1',
+        kind: 'VirtualCluster',
+        metadata: { name, namespace, ...(annotations ? { annotations } : {}) },
+        spec,
+      },
+      'e2e-tenant',
+    );
+    return namespace;
+  };
+
+  /** The VirtualCluster's snapshot, once written. */
+  const resolvedOf = (name: string, namespace: string) =>
+    eventually(stack, `VirtualCluster ${namespace}/${name} resolved`, async () => {
+      const found = await getObject(stack, VCS, name, namespace);
+      const resolved = (found?.status as { resolved?: Resolved } | undefined)?.resolved;
+      return resolved !== undefined ? { value: resolved } : { notYet: describeStatus(found) };
+    });
+
+  const countedBy = (cell: string, count: number) =>
+    eventually(stack, `Cell ${cell} counting ${count} VirtualCluster(s)`, async () => {
+      const found = await getObject(stack, 'cells.kubecell.io', cell, CELL_NAMESPACE);
+      const status = found?.status as { resolvedBy?: number } | undefined;
+      return status?.resolvedBy === count ? { value: true } : { notYet: describeStatus(found) };
+    });
+
+  it('a VirtualCluster created from a plan lands on the plan’s Cell while it fits, else on the next best, saying so', async function () {
+    this.timeout(300_000);
+    // Two tenants each ask a plan first: both choose the big Cell (16 GPUs free, score 7).
+    const plan = 'asked';
+    const tenants = [uniqueName('e2e-sel-first'), uniqueName('e2e-sel-second')];
+    for (const namespace of tenants) {
+      await createHostNamespace(stack, namespace);
+      await apply(
+        stack,
+        { ...planManifest(plan), metadata: { name: plan, namespace } },
+        'e2e-tenant',
+      );
+      const asked = await eventuallyConcluded(stack, plan, namespace);
+      expect(placementOf(asked)?.chosen?.name).to.equal(big.cell);
+    }
+    // Then 13 of the big Cell's GPUs go to another VirtualCluster: 3 left. By MostAvailable the
+    // small Cell (8 free) would now win; the plan's Cell still fits the class's 2.
+    const filler = uniqueName('e2e-sel-13gpu');
+    await apply(
+      stack,
+      virtualNodeClassManifest(filler, { 'requests.cpu': '4', [`requests.${GPU}`]: '13' }),
+      'e2e-platform',
+    );
+    const fillerNs = await createVirtualCluster('filler', {
+      cellRef: { name: big.cell },
+      classRef: { name: filler },
+    });
+    await resolvedOf('filler', fillerNs);
+    await countedBy(big.cell, 1);
+    const fromPlan = (namespace: string, name: string) =>
+      apply(
+        stack,
+        {
+          apiVersion: 'kubecell.io/v1alpha1',
+          kind: 'VirtualCluster',
+          metadata: { name, namespace, annotations: { 'kubecell.io/plan': plan } },
+          spec: {
+            cellSelector: { matchLabels: { 'example.com/tier': tier } },
+            classRef: { name: klass },
+          },
+        },
+        'e2e-tenant',
+      );
+    const [firstNs, secondNs] = tenants as [string, string];
+    await fromPlan(firstNs, 'first');
+    const first = await resolvedOf('first', firstNs);
+    expect(first.cell.name).to.equal(big.cell);
+    expect(first.plan).to.deep.equal({ name: plan, cell: big.cell, result: 'Followed' });
+    await countedBy(big.cell, 2);
+    // 1 GPU left on the big Cell: the plan's Cell no longer fits; the next best is taken.
+    await fromPlan(secondNs, 'second');
+    const second = await resolvedOf('second', secondNs);
+    expect(second.cell.name).to.equal(small.cell);
+    expect(second.plan).to.deep.equal({ name: plan, cell: big.cell, result: 'CellNoLongerFits' });
+    const vc = await getObject(stack, VCS, 'second', secondNs);
+    expect(vc?.status?.conditions?.find((c) => c.type === 'PlanFollowed')).to.deep.include({
+      status: 'False',
+      reason: 'CellNoLongerFits',
+    });
+
+    for (const [name, namespace] of [
+      ['filler', fillerNs],
+      ['first', firstNs],
+      ['second', secondNs],
+    ] as const) {
+      await stack.cluster.kubectl(['delete', VCS, name, '-n', namespace, '--wait=false']);
+      await eventuallyGone(stack, VCS, name, namespace, 120_000);
+    }
+    await countedBy(big.cell, 0);
+    await countedBy(small.cell, 0);
+  });
+
+  it('a VirtualCluster with a selector resolves once to the chosen Cell, is labelled with it, counted by it, and never moves', async function () {
+    this.timeout(240_000);
+    const namespace = uniqueName('e2e-sel-vc');
+    await createHostNamespace(stack, namespace);
+    await apply(
+      stack,
+      {
+        apiVersion: 'kubecell.io/v1alpha1',
+        kind: 'VirtualCluster',
+        metadata: { name: 'packed', namespace },
+        spec: {
+          cellSelector: { matchLabels: { 'example.com/tier': tier } },
+          placementPolicy: { type: 'Pack' },
+          classRef: { name: klass },
+        },
+      },
+      'e2e-tenant',
+    );
+    // Resolved, then labelled by the kubecell-cell-label decorator, then counted by the Cell.
+    const vc = await eventually(stack, 'VirtualCluster packed resolved and labelled', async () => {
+      const found = await getObject(stack, VCS, 'packed', namespace);
+      const resolved = (found?.status as { resolved?: { cell: { name: string } } } | undefined)
+        ?.resolved;
+      return resolved !== undefined && found?.metadata.labels?.['kubecell.io/cell'] !== undefined
+        ? { value: found! }
+        : { notYet: describeStatus(found) };
+    });
+    const resolved = (vc.status as { resolved: { cell: { name: string }; placement: Placement } })
+      .resolved;
+    expect(resolved.cell.name).to.equal(small.cell);
+    expect(vc.metadata.labels?.['kubecell.io/cell']).to.equal(small.cell);
+    expect(resolved.placement).to.deep.equal({
+      policy: { type: 'Pack' },
+      candidates: 3,
+      chosen: { name: small.cell, score: '3', scoreResource: GPU, left: '6' },
+      runnerUp: { name: big.cell, score: '7', scoreResource: GPU, left: '14' },
+      filtered: [{ result: 'Fail', reason: 'NamespaceNotAllowed', count: 1, cells: [closed.cell] }],
+    });
+    expect(await printedColumns(stack, VCS, 'packed', namespace)).to.include({ CELL: small.cell });
+    await eventually(stack, `Cell ${small.cell} counting the VirtualCluster`, async () => {
+      const counted = await getObject(stack, 'cells.kubecell.io', small.cell, CELL_NAMESPACE);
+      const status = counted?.status as { resolvedBy?: number } | undefined;
+      return status?.resolvedBy === 1 ? { value: true } : { notYet: describeStatus(counted) };
+    });
+
+    // The Cell stops matching the selector: the VirtualCluster stays where it was placed.
+    await stack.cluster.kubectl([
+      'label',
+      'cell',
+      small.cell,
+      '-n',
+      CELL_NAMESPACE,
+      'example.com/tier-',
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const after = await getObject(stack, VCS, 'packed', namespace);
+    expect((after?.status as { resolved?: unknown } | undefined)?.resolved).to.deep.equal(resolved);
+    expect(after?.metadata.labels?.['kubecell.io/cell']).to.equal(small.cell);
+
+    await stack.cluster.kubectl(['delete', VCS, 'packed', '-n', namespace, '--wait=false']);
+    await eventuallyGone(stack, VCS, 'packed', namespace, 120_000);
   });
 });

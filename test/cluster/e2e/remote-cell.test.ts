@@ -26,6 +26,7 @@ import {
   createHostNamespace,
   GPU,
   GPU_CLASS_QUOTA,
+  GPU_DEVICES,
   K3K_CLUSTER,
   kubeconfigText,
   VC,
@@ -41,7 +42,11 @@ import {
   stopRemoteWorld,
   type RemoteWorld,
 } from './remote-fixtures.js';
-import { virtualClusterManifest, virtualNodeClassManifest } from '../../../harness/manifests.js';
+import {
+  cellManifest,
+  virtualClusterManifest,
+  virtualNodeClassManifest,
+} from '../../../harness/manifests.js';
 import { poll } from '../../../harness/poll.js';
 import {
   apply,
@@ -168,6 +173,53 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
     const plan = await eventuallyConcluded(world.stack, 'fits', namespace);
     const status = plan.status as { decision: string; checks?: unknown };
     expect(status.decision, JSON.stringify(status.checks)).to.equal('Accepted');
+  });
+
+  it('a selector plan weighs the remote Cell with the hub’s: it is chosen, a Cell with no ManagedCluster is left out', async function () {
+    // The remote Cell and a Cell bound to a ManagedCluster that does not exist, both labelled.
+    const tier = 'remote-e2e';
+    await kubectl(world.stack, [
+      'label',
+      CELL,
+      cell,
+      '-n',
+      CELL_NAMESPACE,
+      `example.com/tier=${tier}`,
+    ]);
+    const orphan = cellManifest('gpu-nowhere', {
+      managedCluster: 'nowhere',
+      profile,
+      devices: GPU_DEVICES,
+    });
+    orphan.metadata.labels = { 'example.com/tier': tier };
+    await apply(world.stack, orphan, 'e2e-platform');
+    await apply(world.stack, {
+      apiVersion: 'kubecell.io/v1alpha1',
+      kind: 'VirtualClusterPlan',
+      metadata: { name: 'any-remote', namespace },
+      spec: {
+        cellSelector: { matchLabels: { 'example.com/tier': tier } },
+        classRef: { name: klass },
+      },
+    });
+    const plan = await eventuallyConcluded(world.stack, 'any-remote', namespace);
+    const status = plan.status as {
+      decision: string;
+      placement?: { candidates: number; chosen?: { name: string }; filtered: unknown[] };
+    };
+    expect(status.decision, JSON.stringify(status)).to.equal('Accepted');
+    expect(status.placement?.candidates).to.equal(2);
+    expect(status.placement?.chosen?.name).to.equal(cell);
+    expect(status.placement?.filtered, JSON.stringify(status.placement)).to.have.length(1);
+    expect(JSON.stringify(status.placement?.filtered)).to.include('gpu-nowhere');
+    await kubectl(world.stack, [
+      'delete',
+      CELL,
+      'gpu-nowhere',
+      '-n',
+      CELL_NAMESPACE,
+      '--wait=false',
+    ]);
   });
 
   it('a VirtualCluster on it: children on the managed apiserver, Ready on the hub with the endpoint and k3k’s kubeconfig', async function () {
