@@ -8,6 +8,7 @@ import type { IdleResults } from './idle-results.js';
 import type { FlagSetResult, MetacontrollerResult, WaveResult } from './metacontroller.js';
 import type { Stats } from './stats.js';
 import type { MeasuredCodes } from './part-code.js';
+import type { PlanSelectionResult } from './plan-selection.js';
 import type { RemoteResult } from './remote.js';
 import { auditMarkdown } from './report-audit.js';
 import { codeMarkdown, metText, type CodeMarks } from './report-code.js';
@@ -25,6 +26,11 @@ export const RESULT_KEYS = {
   idle: 'idle',
   remote: 'remote',
 } as const satisfies Record<Part, keyof Results>;
+
+/** Further figures a part measures beside its main ones (kept with it by `--only`). */
+export const PART_EXTRA_KEYS: Partial<Record<Part, readonly (keyof Results)[]>> = {
+  scaling: ['planSelection'],
+};
 
 /** A part whose figures were kept from an earlier run (`--only` ran other parts). */
 export interface KeptPart {
@@ -86,6 +92,8 @@ export interface Results {
   settings: Record<string, unknown>;
   http?: HttpCaseResult[];
   cellScaling?: ScalingResult;
+  /** A plan choosing among 1, 10 and 50 Cells (issue 29), measured with the scaling part. */
+  planSelection?: PlanSelectionResult;
   apiserver?: ApiserverResult;
   metacontroller?: MetacontrollerResult;
   /** The idle cost (issue 14), by label: `before` and, once measured, `after` the design change. */
@@ -143,6 +151,14 @@ export function targets(results: Omit<Results, 'targets'>): Target[] {
       ? `${exponents((g) => g.hookExponent)} (floor ${exponents((g) => g.floorExponent)})`
       : 'not run',
     met: results.cellScaling ? results.cellScaling.noFasterThanFloor : 'not measured',
+  });
+  const fifty = results.planSelection?.sizes.find((s) => s.cells === 50);
+  list.push({
+    part: 'scaling',
+    name: 'A plan with spec.cellSelector matching 50 Cells of 50 Nodes: its sync request',
+    limit: '< 64 KB',
+    measured: fifty ? kb(fifty.bodyBytes) : 'not run',
+    met: fifty ? fifty.bodyBytes < 64 * KB : 'not measured',
   });
   list.push({ ...metacontrollerTarget(results.metacontroller), part: 'metacontroller' });
   list.push(...idleTargets(results.idle).map((t): Target => ({ ...t, part: 'idle' })));
@@ -450,6 +466,25 @@ export function markdown(results: Results, marks: CodeMarks): string {
       const factor = (f: number, e: number) => `${f.toFixed(2)} (${e.toFixed(2)})`;
       lines.push(
         `| ${g.from} → ${g.to} | ${g.nodesFactor.toFixed(0)} | ${factor(g.handlerTimeFactor, g.handlerExponent)} | ${factor(g.hookTimeFactor, g.hookExponent)} | ${factor(g.floorTimeFactor, g.floorExponent)} |`,
+      );
+    }
+    lines.push('');
+  }
+
+  if (results.planSelection) {
+    lines.push(
+      '## A plan choosing among Cells (spec.cellSelector) against the number of Cells',
+      '',
+    );
+    lines.push(
+      'The plan’s sync request as Metacontroller sends it: every matching Cell whole (the benchmark’s Cell, 50 Nodes × 20 pods), the class, the Namespace. In this process, medians: hook = JSON.parse + request and schema checks + sync (every Cell evaluated, one chosen) + response check + JSON.stringify; floor = JSON.parse + JSON.stringify of the same body.',
+      '',
+      '| Cells | Request | Floor (ms) | Hook (ms) | Hook vs floor | Response | Decision (candidates) |',
+      '| --- | --- | --- | --- | --- | --- | --- |',
+    );
+    for (const z of results.planSelection.sizes) {
+      lines.push(
+        `| ${z.cells} | ${kb(z.bodyBytes)} | ${ms(z.floorMs)} | ${ms(z.hookMs)} | **${ratio(z.ratio)}** | ${kb(z.responseBytes)} | ${z.decision} (${z.candidates}) |`,
       );
     }
     lines.push('');

@@ -84,6 +84,7 @@
 import os from 'node:os';
 import { runApiserverBenchmark } from './apiserver.js';
 import { runCellScaling } from './cell-scaling.js';
+import { runPlanSelection } from './plan-selection.js';
 import { runHttpBenchmark } from './http.js';
 import { runIdleBenchmark } from './idle.js';
 import { fingerprintText } from './code-fingerprint.js';
@@ -100,6 +101,7 @@ import {
   type KeptPart,
   type Part,
   type Results,
+  PART_EXTRA_KEYS,
   PARTS,
 } from './report.js';
 import { readResults, RESULTS_JSON, writeFormatted, writeResultsMarkdown } from './results-file.js';
@@ -203,6 +205,10 @@ function keepEarlierParts(results: Omit<Results, 'targets'>, ran: Set<Part>): vo
     const key = RESULT_KEYS[part];
     if (previous[key] === undefined) continue;
     (results as Record<string, unknown>)[key] = previous[key];
+    for (const extra of PART_EXTRA_KEYS[part] ?? []) {
+      if (previous[extra] !== undefined)
+        (results as Record<string, unknown>)[extra] = previous[extra];
+    }
     // Runs before the metacontroller part existed said here that Metacontroller was not measured.
     if (part === 'apiserver' && results.apiserver) delete results.apiserver.notMeasured;
     const settings = previous.settings[part];
@@ -251,7 +257,11 @@ async function main(): Promise<void> {
       maxBodyBytesInFlight: 2 * 1024 ** 3,
       logLevel: 'info',
     },
-    scaling: { sizes: quick ? [10, 100, 1000] : [10, 100, 1000, 5000], podsPerNode: 20 },
+    scaling: {
+      sizes: quick ? [10, 100, 1000] : [10, 100, 1000, 5000],
+      podsPerNode: 20,
+      planSelection: { cells: [1, 10, 50], nodesPerCell: 50, reps: quick ? 3 : 15 },
+    },
     apiserver: { single: quick ? 1 : 5, many: 50, manyRepetitions: quick ? 1 : 3 },
     metacontroller: {
       sizes: numbers(
@@ -311,13 +321,16 @@ async function main(): Promise<void> {
   );
 
   if (parts.has('scaling')) {
-    results.cellScaling = await measure('scaling', code, () =>
-      runCellScaling({
+    results.cellScaling = await measure('scaling', code, async () => {
+      const scaling = await runCellScaling({
         sizes: settings.scaling.sizes,
         log,
         ...(quick ? { reps: (n: number) => (n <= 100 ? 20 : 3) } : {}),
-      }),
-    );
+      });
+      // A plan choosing among Cells grows with the Cells it matches: measured with the part.
+      results.planSelection = await runPlanSelection({ ...settings.scaling.planSelection, log });
+      return scaling;
+    });
   }
   if (parts.has('http')) {
     results.http = await measure('http', code, () => runHttpBenchmark({ ...settings.http, log }));

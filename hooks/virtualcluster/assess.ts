@@ -68,7 +68,12 @@ export function assessVirtualCluster(
   const observed =
     resolvedTo === undefined
       ? observation
-      : { ...observation, cellName: resolvedTo.metadata.name, cell: resolvedTo };
+      : {
+          ...observation,
+          cellName: resolvedTo.metadata.name,
+          cell: resolvedTo,
+          cellObserved: true,
+        };
   const cell = assessCell(resolved?.cell.name ?? observed.cellName, observed, resolved);
   return {
     deleting,

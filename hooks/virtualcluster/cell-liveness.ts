@@ -94,6 +94,15 @@ export function assessCell(
   observation: Pick<VirtualClusterObservation, 'cellObserved' | 'cell' | 'cellRecord'>,
   resolved: ResolvedPlacement | undefined,
 ): CellLiveness {
+  if (resolved === undefined && cellName === '') {
+    // A selector's VirtualCluster before resolution: there is no Cell to judge yet.
+    const message =
+      'No Cell is chosen yet: spec.cellSelector chooses one at resolution (see the Resolved condition).';
+    return withoutNodes(cellName, {
+      ...HEALTHY,
+      verdict: cellLive('Unknown', REASONS.CellNotObserved, message),
+    });
+  }
   const record = resolved === undefined ? undefined : observation.cellRecord;
   const read = record?.observed ? record.read : undefined;
   if (resolved !== undefined && read !== undefined && !('invalid' in read)) {

@@ -124,6 +124,13 @@ describe('VirtualCluster with spec.cellSelector', () => {
       reason: 'NoCellMatches',
     });
     expect(condition(response, 'Resolved')).to.deep.include({ reason: 'FeasibilityUnknown' });
+    // No Cell to judge yet: CellLive says so rather than naming an empty Cell.
+    expect(condition(response, 'CellLive')).to.deep.include({
+      status: 'Unknown',
+      reason: 'CellNotObserved',
+      message:
+        'No Cell is chosen yet: spec.cellSelector chooses one at resolution (see the Resolved condition).',
+    });
   });
 
   it('never moves once resolved: a later sync keeps the snapshot whatever the Cells now offer', () => {
