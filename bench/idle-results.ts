@@ -107,6 +107,11 @@ export interface IdlePointResult extends IdlePoint {
    * The request size when a quiet cluster syncs no VirtualCluster at all.
    */
   probe?: { syncs: number; meanBytes: number } | { error: string };
+  /**
+   * The same probe on a VirtualCluster that chose its Cell by `spec.cellSelector` (every other
+   * one does, issue 29); absent in runs before they existed, or with one VirtualCluster.
+   */
+  probeSelector?: { syncs: number; meanBytes: number } | { error: string };
   stored?: StoredSizes;
   attribution?: Attribution;
   /** The hook server's code as it ran: uncommitted changes under hooks/ at the point's start. */

@@ -105,6 +105,27 @@ function namespaceName(index: number): string {
   return `idle-${String(index).padStart(3, '0')}`;
 }
 
+/** The Cell's label that the VirtualClusters choosing their Cell by selector select. */
+const SELECTED_BY = { 'bench.kubecell.io/pool': 'idle' } as const;
+
+/**
+ * Every other VirtualCluster (odd index) chooses its Cell by `spec.cellSelector` (issue 29),
+ * the others name it: both kinds idle side by side, and the probe measures one of each.
+ */
+function idleVirtualCluster(index: number, namespace: string) {
+  const vc = virtualClusterManifest(namespace, WORLD.virtualCluster, {
+    cell: WORLD.cell,
+    klass: WORLD.klass,
+  });
+  if (index % 2 === 1) {
+    vc.spec = {
+      cellSelector: { matchLabels: { ...SELECTED_BY } },
+      classRef: { name: WORLD.klass },
+    };
+  }
+  return vc;
+}
+
 async function storedSizes(
   connection: AdminConnection,
   client: KubeClient,
@@ -170,10 +191,9 @@ async function buildWorld(
   const { client, simulation, stack } = context;
   const log = (line: string) => options.log(`  ${line}`);
   const cellStart = Date.now();
-  await client.apply(
-    cellManifest(WORLD.cell, { namespace: WORLD.cellNamespace, profile: WORLD.profile }),
-    USER_FIELD_MANAGER,
-  );
+  const cell = cellManifest(WORLD.cell, { namespace: WORLD.cellNamespace, profile: WORLD.profile });
+  cell.metadata.labels = { ...SELECTED_BY };
+  await client.apply(cell, USER_FIELD_MANAGER);
   await client.apply(virtualNodeClassManifest(WORLD.klass, WORLD.entitlement), USER_FIELD_MANAGER);
   await simulation.syncCells();
   log(`${point.nodes} Nodes registered (${((Date.now() - cellStart) / 1000).toFixed(1)} s)`);
@@ -186,13 +206,10 @@ async function buildWorld(
   for (const namespace of namespaces) {
     await client.apply(hostNamespaceManifest(namespace), USER_FIELD_MANAGER);
   }
-  for (const namespace of namespaces) {
+  for (const [index, namespace] of namespaces.entries()) {
     await client.create(
       resourcePath({ apiVersion: 'kubecell.io/v1alpha1', resource: 'virtualclusters', namespace }),
-      virtualClusterManifest(namespace, WORLD.virtualCluster, {
-        cell: WORLD.cell,
-        klass: WORLD.klass,
-      }),
+      idleVirtualCluster(index, namespace),
       USER_FIELD_MANAGER,
     );
   }
@@ -283,6 +300,12 @@ async function measurePoint(
       namespace: namespaceName(0),
       name: VC_NAME,
     });
+    if (point.virtualClusters > 1) {
+      result.probeSelector = await probeVirtualClusterSync(stack, client, {
+        namespace: namespaceName(1),
+        name: VC_NAME,
+      });
+    }
     const vcSyncs = hookCallLines(stack.hookServer.logFile, window.logFrom).filter(
       (call) => call.controller === 'virtualcluster' && call.hook === 'sync',
     );

@@ -100,7 +100,14 @@ const TARGET_NAMES = [
   'Idle, steady state (issue 24): Cell status writes per minute with pod churn at the 60-s lease',
   'Idle, steady state (issue 24): the stored Cell (managedFields included) per Node',
   'Idle, steady state (issue 24): the stored Cell’s managedFields do not grow with Nodes',
+  'Idle, steady state (issue 29): a VirtualCluster with spec.cellSelector costs what one with cellRef does: its sync request (annotation probe) against the cellRef one’s at the same point',
 ] as const;
+
+/** What a selector's VirtualCluster may carry more than a cellRef one: its spec and snapshot. */
+const SELECTOR_EXTRA_BYTES = 1000;
+
+const probeBytes = (probe: IdlePointResult['probe']) =>
+  probe && 'meanBytes' in probe ? probe.meanBytes : undefined;
 
 const each = (list: IdlePointResult[], show: (p: IdlePointResult) => string) =>
   list.length ? list.map((p) => `${nameOf(p)}: ${show(p)}`).join('; ') : 'no such point';
@@ -161,7 +168,8 @@ export function idleTargets(idle: IdleResults | undefined): Target[] {
     }));
   const points = measuredPoints(run);
   const growth = managedFieldsGrowth(run);
-  const [syncs, bytes, cellSyncs, writes, perNode, managedFields] = TARGET_NAMES;
+  const [syncs, bytes, cellSyncs, writes, perNode, managedFields, selector] = TARGET_NAMES;
+  const withSelector = points.filter((p) => p.probeSelector !== undefined);
   return [
     pointTarget(syncs, `≤ ${MAX_VC_SYNCS_PER_MINUTE}`, points, {
       show: (p) => String(p.window?.virtualClusterSyncsPerVirtualClusterPerMinute),
@@ -200,6 +208,16 @@ export function idleTargets(idle: IdleResults | undefined): Target[] {
       measured: growth?.text ?? 'needs two Node counts',
       met: growth ? growth.perNode < MAX_MANAGED_FIELDS_BYTES_PER_NODE : 'not measured',
     },
+    pointTarget(
+      selector,
+      `≤ the cellRef one’s + ${kb(SELECTOR_EXTRA_BYTES)} (its own spec and status.resolved.placement), and no more syncs (the syncs target counts both)`,
+      withSelector,
+      {
+        show: (p) => `${kb(probeBytes(p.probeSelector))} vs ${kb(probeBytes(p.probe))}`,
+        value: (p) => probeBytes(p.probeSelector),
+        max: (p) => (probeBytes(p.probe) ?? -Infinity) + SELECTOR_EXTRA_BYTES,
+      },
+    ),
   ];
 }
 
