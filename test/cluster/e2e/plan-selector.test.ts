@@ -196,14 +196,17 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
       { result: 'Fail', reason: 'NamespaceNotAllowed', count: 1, cells: [closed.cell] },
     ]);
   });
-  /** Creates a VirtualCluster in a new host namespace; returns the namespace. */
+  /**
+   * Creates a VirtualCluster in `into`, a host namespace that exists, or else in a new one;
+   * returns the namespace.
+   */
   const createVirtualCluster = async (
     name: string,
     spec: Record<string, unknown>,
-    annotations?: Record<string, string>,
+    { into, annotations }: { into?: string; annotations?: Record<string, string> } = {},
   ) => {
-    const namespace = uniqueName(`e2e-sel-${name}`);
-    await createHostNamespace(stack, namespace);
+    const namespace = into ?? uniqueName(`e2e-sel-${name}`);
+    if (into === undefined) await createHostNamespace(stack, namespace);
     await apply(
       stack,
       {
@@ -224,6 +227,11 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
       const resolved = (found?.status as { resolved?: Resolved } | undefined)?.resolved;
       return resolved !== undefined ? { value: resolved } : { notYet: describeStatus(found) };
     });
+
+  const deleteVirtualCluster = async (name: string, namespace: string) => {
+    await stack.cluster.kubectl(['delete', VCS, name, '-n', namespace, '--wait=false']);
+    await eventuallyGone(stack, VCS, name, namespace, 120_000);
+  };
 
   const countedBy = (cell: string, count: number) =>
     eventually(stack, `Cell ${cell} counting ${count} VirtualCluster(s)`, async () => {
@@ -261,19 +269,11 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
     });
     await resolvedOf('filler', fillerNs);
     await countedBy(big.cell, 1);
-    const fromPlan = (namespace: string, name: string) =>
-      apply(
-        stack,
-        {
-          apiVersion: 'kubecell.io/v1alpha1',
-          kind: 'VirtualCluster',
-          metadata: { name, namespace, annotations: { 'kubecell.io/plan': plan } },
-          spec: {
-            cellSelector: { matchLabels: { 'example.com/tier': tier } },
-            classRef: { name: klass },
-          },
-        },
-        'e2e-tenant',
+    const fromPlan = (into: string, name: string) =>
+      createVirtualCluster(
+        name,
+        { cellSelector: { matchLabels: { 'example.com/tier': tier } }, classRef: { name: klass } },
+        { into, annotations: { 'kubecell.io/plan': plan } },
       );
     const [firstNs, secondNs] = tenants as [string, string];
     await fromPlan(firstNs, 'first');
@@ -297,8 +297,7 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
       ['first', firstNs],
       ['second', secondNs],
     ] as const) {
-      await stack.cluster.kubectl(['delete', VCS, name, '-n', namespace, '--wait=false']);
-      await eventuallyGone(stack, VCS, name, namespace, 120_000);
+      await deleteVirtualCluster(name, namespace);
     }
     await countedBy(big.cell, 0);
     await countedBy(small.cell, 0);
@@ -306,22 +305,11 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
 
   it('a VirtualCluster with a selector resolves once to the chosen Cell, is labelled with it, counted by it, and never moves', async function () {
     this.timeout(240_000);
-    const namespace = uniqueName('e2e-sel-vc');
-    await createHostNamespace(stack, namespace);
-    await apply(
-      stack,
-      {
-        apiVersion: 'kubecell.io/v1alpha1',
-        kind: 'VirtualCluster',
-        metadata: { name: 'packed', namespace },
-        spec: {
-          cellSelector: { matchLabels: { 'example.com/tier': tier } },
-          placementPolicy: { type: 'Pack' },
-          classRef: { name: klass },
-        },
-      },
-      'e2e-tenant',
-    );
+    const namespace = await createVirtualCluster('packed', {
+      cellSelector: { matchLabels: { 'example.com/tier': tier } },
+      placementPolicy: { type: 'Pack' },
+      classRef: { name: klass },
+    });
     // Resolved, then labelled by the kubecell-cell-label decorator, then counted by the Cell.
     const vc = await eventually(stack, 'VirtualCluster packed resolved and labelled', async () => {
       const found = await getObject(stack, VCS, 'packed', namespace);
@@ -343,11 +331,7 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
       filtered: [{ result: 'Fail', reason: 'NamespaceNotAllowed', count: 1, cells: [closed.cell] }],
     });
     expect(await printedColumns(stack, VCS, 'packed', namespace)).to.include({ CELL: small.cell });
-    await eventually(stack, `Cell ${small.cell} counting the VirtualCluster`, async () => {
-      const counted = await getObject(stack, 'cells.kubecell.io', small.cell, CELL_NAMESPACE);
-      const status = counted?.status as { resolvedBy?: number } | undefined;
-      return status?.resolvedBy === 1 ? { value: true } : { notYet: describeStatus(counted) };
-    });
+    await countedBy(small.cell, 1);
 
     // The Cell stops matching the selector: the VirtualCluster stays where it was placed.
     await stack.cluster.kubectl([
@@ -363,7 +347,6 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
     expect((after?.status as { resolved?: unknown } | undefined)?.resolved).to.deep.equal(resolved);
     expect(after?.metadata.labels?.['kubecell.io/cell']).to.equal(small.cell);
 
-    await stack.cluster.kubectl(['delete', VCS, 'packed', '-n', namespace, '--wait=false']);
-    await eventuallyGone(stack, VCS, 'packed', namespace, 120_000);
+    await deleteVirtualCluster('packed', namespace);
   });
 });
