@@ -8,7 +8,7 @@ import type { IdleResults } from './idle-results.js';
 import type { FlagSetResult, MetacontrollerResult, WaveResult } from './metacontroller.js';
 import type { Stats } from './stats.js';
 import type { MeasuredCodes } from './part-code.js';
-import type { PlanSelectionResult } from './plan-selection.js';
+import type { CallFigures, PlanSelectionResult } from './plan-selection.js';
 import type { RemoteResult } from './remote.js';
 import { auditMarkdown } from './report-audit.js';
 import { codeMarkdown, metText, type CodeMarks } from './report-code.js';
@@ -477,7 +477,7 @@ export function markdown(results: Results, marks: CodeMarks): string {
       '',
     );
     lines.push(
-      'The plan’s sync request as Metacontroller sends it: every matching Cell whole (the benchmark’s Cell, 50 Nodes × 20 pods), the class, the Namespace. In this process, medians: hook = JSON.parse + request and schema checks + sync (every Cell evaluated, one chosen) + response check + JSON.stringify; floor = JSON.parse + JSON.stringify of the same body.',
+      'The plan’s sync request as Metacontroller sends it: the placement index of the matching Cells (D50; each the benchmark’s Cell, 50 Nodes × 20 pods, with its own committed figures), the class, the Namespace. In this process, medians: hook = JSON.parse + request and schema checks + sync (index read, every Cell evaluated, one chosen) + response check + JSON.stringify; floor = JSON.parse + JSON.stringify of the same body.',
       '',
       '| Cells | Request | Floor (ms) | Hook (ms) | Hook vs floor | Response | Decision (candidates) |',
       '| --- | --- | --- | --- | --- | --- | --- |',
@@ -488,6 +488,16 @@ export function markdown(results: Results, marks: CodeMarks): string {
       );
     }
     lines.push('');
+    lines.push(
+      ...callTable(
+        'The same plan before its first evaluation (no status yet, so the sync reads the index and evaluates every Cell; the index read is remembered by its content between calls, as between plans reading the same index).',
+        results.planSelection.sizes.map((z) => [z.cells, z.firstEvaluation]),
+      ),
+      ...callTable(
+        'The kubecell-placement-index decorator’s sync over the same Cells, once per Cell change for the whole installation: its source ConfigMap, every Cell whole, and the index it attached; the response is the index.',
+        results.planSelection.sizes.map((z) => [z.cells, z.indexSync]),
+      ),
+    );
   }
 
   if (results.apiserver) {
@@ -531,4 +541,21 @@ export function markdown(results: Results, marks: CodeMarks): string {
     lines.push('');
   }
   return lines.join('\n');
+}
+
+/** A table of one call's figures per number of Cells; nothing when no row was measured. */
+function callTable(caption: string, rows: [number, CallFigures | undefined][]): string[] {
+  const measured = rows.filter((row): row is [number, CallFigures] => row[1] !== undefined);
+  if (measured.length === 0) return [];
+  return [
+    caption,
+    '',
+    '| Cells | Request | Floor (ms) | Hook (ms) | Hook vs floor | Response |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...measured.map(
+      ([cells, f]) =>
+        `| ${cells} | ${kb(f.bodyBytes)} | ${ms(f.floorMs)} | ${ms(f.hookMs)} | **${ratio(f.ratio)}** | ${kb(f.responseBytes)} |`,
+    ),
+    '',
+  ];
 }

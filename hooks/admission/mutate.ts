@@ -43,7 +43,7 @@ export function escapePointerToken(token: string): string {
  * A VirtualCluster choosing by `spec.cellSelector` carries `kubecell.io/cell` only once
  * resolved, naming the Cell of `status.resolved` (the Cell counts the VirtualClusters so
  * labelled), read from the object or, when the request left the status out (a replace without
- * it), from the stored one: `oldObject`. The kubecell-virtualcluster-cell-label
+ * it), from the stored one: `oldObject`. The kubecell-cell-label
  * DecoratorController sets it right after resolution (D49).
  */
 export function desiredLabels(

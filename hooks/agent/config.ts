@@ -18,6 +18,7 @@
 import { ConfigError, EnvReader } from '../config/env-reader.js';
 import { loadCellConfig, type CellControllerConfig } from '../cell/config.js';
 import { isLabelValue } from '../kube/labels.js';
+import { isDnsSubdomain } from '../kube/objects.js';
 
 export interface AgentConfig {
   intervalSeconds: number;
@@ -32,10 +33,6 @@ export interface AgentConfig {
 }
 
 export const DEFAULT_AGENT_INTERVAL_SECONDS = 30;
-
-/** A ManagedCluster's name: a DNS subdomain (at most 253 characters). */
-const DNS_SUBDOMAIN =
-  /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** Reads the agent's settings; throws a ConfigError naming every bad variable. */
 export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
@@ -71,7 +68,7 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
   }
   const publicKeyFile = reader.optional('KUBECELL_SEALING_PUBLIC_KEY_FILE');
   const managedCluster = reader.optional('KUBECELL_AGENT_MANAGED_CLUSTER');
-  if (managedCluster !== undefined && !DNS_SUBDOMAIN.test(managedCluster)) {
+  if (managedCluster !== undefined && !isDnsSubdomain(managedCluster)) {
     reader.problem(
       `KUBECELL_AGENT_MANAGED_CLUSTER=${JSON.stringify(managedCluster)} is not a ManagedCluster name; set it to the cluster's name on the hub, such as gpu-west (the delivered Deployment does)`,
     );

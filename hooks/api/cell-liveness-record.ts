@@ -59,6 +59,7 @@ export interface ConfigMapObject {
     [key: string]: unknown;
   };
   data?: Record<string, string>;
+  binaryData?: Record<string, string>;
 }
 
 /** The record's name for a Cell: prefix + name, or a hashed name when that is too long. */

@@ -11,17 +11,14 @@ describe('every controller refuses invalid input with a 400 naming the field (ov
 
     it(`${name}: a parent of another type (a selector mistake)`, async () => {
       const { app } = await productApp(NOW);
-      const other = {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'x', namespace: 'y' },
-      };
+      const kind = parent.kind === 'ConfigMap' ? 'Secret' : 'ConfigMap';
+      const other = { apiVersion: 'v1', kind, metadata: { name: 'x', namespace: 'y' } };
       const res = await request(app)
         .post(`/hooks/${name}/sync`)
         .send({ [path]: other })
         .expect(400);
       expect(res.body.error).to.equal(
-        `parent is v1 ConfigMap x, expected a ${parent.apiVersion} ${parent.kind}: ` +
+        `parent is v1 ${kind} x, expected a ${parent.apiVersion} ${parent.kind}: ` +
           `the kubecell-${name} ${type} must select ${parent.kind} objects only`,
       );
     });

@@ -12,6 +12,7 @@ import { deliveryHooksFromEnv } from '../delivery/hooks.js';
 import { gpuCellPoolHooksFromEnv } from '../gpucellpool/hooks.js';
 import { hostNamespaceHooksFromEnv } from '../host-namespace/hooks.js';
 import type { CompositeHooks, DecoratorHooks } from '../metacontroller/controller-hooks.js';
+import { placementIndexHooksFromEnv } from '../placement-index/hooks.js';
 import { planHooksFromEnv } from '../plan/hooks.js';
 import type { HookRegistry } from '../server/registry.js';
 import { systemClock, type Clock } from '../status/clock.js';
@@ -72,6 +73,12 @@ export const CONTROLLERS: readonly Controller[] = [
     type: 'DecoratorController',
     parent: kubecell('VirtualCluster'),
     hooks: () => cellLabelHooksFromEnv(),
+  },
+  {
+    name: 'placement-index',
+    type: 'DecoratorController',
+    parent: { apiVersion: 'v1', kind: 'ConfigMap' },
+    hooks: ({ env }) => placementIndexHooksFromEnv(env),
   },
   {
     name: 'class-usage',

@@ -8,6 +8,7 @@
  *
  * where committed is the Cell's sum of the entitlements of the VirtualClusters resolved to it.
  */
+import { INVENTORY_FIELDS } from '../api/inventory-fields.js';
 import type {
   Cell,
   FeasibilityCheck,
@@ -193,14 +194,6 @@ function capacityFits(
     { resource, required: needText, available: availableText },
   );
 }
-
-const INVENTORY_FIELDS = [
-  'allocatable',
-  'requested',
-  'pending',
-  'committed',
-  'availableEstimate',
-] as const;
 
 type InventoryValues = Partial<Record<(typeof INVENTORY_FIELDS)[number], ParsedQuantity>>;
 

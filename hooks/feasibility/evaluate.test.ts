@@ -896,10 +896,15 @@ describe('feasibility evaluation', () => {
       const documented = Object.entries(REASONS_BY_CHECK).flatMap(([name, reasons]) =>
         reasons.map((r) => `${name}:${r.reason}`),
       );
-      // NoCellMatches is written by a plan's choice among Cells (hooks/plan/selection.ts), not by
-      // one Cell's evaluation; the plan's tests produce it.
+      // These are written by a plan's choice among Cells (hooks/plan/selection.ts,
+      // hooks/placement/select.ts), not by one Cell's evaluation; the plan's tests produce them.
+      const byChoice = [
+        'CellFound:NoCellMatches',
+        'CellFound:PlacementIndexMissing',
+        'CellFound:PlacementIndexUnreadable',
+      ];
       expect(
-        documented.filter((key) => !produced.has(key) && key !== 'CellFound:NoCellMatches'),
+        documented.filter((key) => !produced.has(key) && !byChoice.includes(key)),
       ).to.deep.equal([]);
       expect(smallClass().metadata.name).to.equal('small');
       expect(NOW.toISOString()).to.equal('2026-11-30T00:00:00.000Z');

@@ -22,6 +22,8 @@ export const Reason = {
   CellFound: 'CellFound',
   CellNotFound: 'CellNotFound',
   NoCellMatches: 'NoCellMatches',
+  PlacementIndexMissing: 'PlacementIndexMissing',
+  PlacementIndexUnreadable: 'PlacementIndexUnreadable',
   // ClassFound
   ClassFound: 'ClassFound',
   ClassNotFound: 'ClassNotFound',
@@ -83,6 +85,8 @@ export const REASONS_BY_CHECK: Readonly<
     { reason: Reason.CellFound, result: 'Pass' },
     { reason: Reason.CellNotFound, result: 'Unknown' },
     { reason: Reason.NoCellMatches, result: 'Unknown' },
+    { reason: Reason.PlacementIndexMissing, result: 'Unknown' },
+    { reason: Reason.PlacementIndexUnreadable, result: 'Unknown' },
   ],
   ClassFound: [
     { reason: Reason.ClassFound, result: 'Pass' },

@@ -9,6 +9,7 @@
  * VirtualCluster and plan of the Cell, and a request stays the same size however many there are.
  */
 import { API_VERSION } from '../api/kinds.js';
+import { PLACEMENT_INDEX_NAME } from '../api/placement-index.js';
 import type { CellSelector } from '../generated/types/index.js';
 import type { RelatedResourceRule } from '../metacontroller/protocol.js';
 
@@ -17,7 +18,7 @@ export interface PlacementRefs {
   cellNamespace: string;
   cellName: string;
   /**
-   * A plan's `spec.cellSelector`: every Cell of `cellNamespace` it matches instead of `cellName`
+   * A `spec.cellSelector`: every Cell of `cellNamespace` it matches instead of `cellName`
    * (Metacontroller applies the selector: a v2 rule with a namespace and a label selector).
    */
   cellSelector?: CellSelector;
@@ -37,4 +38,17 @@ export function placementRelatedResources(refs: PlacementRefs): RelatedResourceR
     { apiVersion: API_VERSION, resource: 'virtualnodeclasses', names: [className] },
     { apiVersion: API_VERSION, resource: 'virtualclusters', namespace },
   ];
+}
+
+/**
+ * The placement index (hooks/api/placement-index.ts), which a plan with a selector relates
+ * instead of the Cells it matches: one small object, however many Cells there are (D50).
+ */
+export function placementIndexRule(cellNamespace: string): RelatedResourceRule {
+  return {
+    apiVersion: 'v1',
+    resource: 'configmaps',
+    namespace: cellNamespace,
+    names: [PLACEMENT_INDEX_NAME],
+  };
 }

@@ -188,9 +188,10 @@ function userDataChild(
   const { pool } = input;
   if (clusterAPIOf(pool)?.bootstrapConfigTemplateRef !== undefined) return { children: [] };
   const { join, contentHash } = input.assessment.bootstrap;
+  const renderable = join !== undefined && contentHash !== undefined;
   // Rendered only where it is used: a stamped Secret of a running cell is kept unread.
   const render = () =>
-    join !== undefined && contentHash !== undefined
+    renderable
       ? renderUserDataSecret(
           pool,
           id,
@@ -204,7 +205,6 @@ function userDataChild(
           contentHash,
         )
       : undefined;
-  const renderable = join !== undefined && contentHash !== undefined;
   if (secret !== undefined && (cell.machine !== undefined || !renderable)) {
     const unstamped = secret.metadata.annotations?.[JOIN_CONTENT_HASH_ANNOTATION] === undefined;
     const rendered = unstamped ? render() : undefined;

@@ -84,6 +84,14 @@ export interface CustomResourceDefinition extends KubernetesObject {
   status?: { conditions?: ObjectCondition[] };
 }
 
+const DNS_SUBDOMAIN =
+  /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** A DNS subdomain (at most 253 characters): the name of most Kubernetes objects. */
+export function isDnsSubdomain(value: string): boolean {
+  return DNS_SUBDOMAIN.test(value);
+}
+
 export function conditionIsTrue(conditions: ObjectCondition[] | undefined, type: string): boolean {
   return (
     conditions?.some((condition) => condition.type === type && condition.status === 'True') ?? false

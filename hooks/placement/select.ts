@@ -6,6 +6,7 @@
  * given are always one Cell's whole report; with no Cell matched, CellFound is Unknown
  * `NoCellMatches` and the rest of the placement (class, namespace) is still checked.
  */
+import type { UnreadableEntry } from '../api/placement-index.js';
 import { check } from '../feasibility/check.js';
 import type { FeasibilityResult } from '../feasibility/evaluate.js';
 import { Reason } from '../feasibility/reasons.js';
@@ -18,6 +19,7 @@ import type {
   RankedCell as RankedCellStatus,
 } from '../generated/types/index.js';
 import { compareStrings } from '../json/compare.js';
+import { PLACEMENT_INDEX_NAME } from '../api/placement-index.js';
 import { chooseCell, type CandidateCell, type RankedCell } from './rank.js';
 import { formatScore } from './score.js';
 
@@ -36,6 +38,11 @@ export interface SelectionRequest {
   evaluate: (cell: Cell | undefined) => FeasibilityResult;
   /** A Cell taken whenever it accepts, ahead of the policy (rank.ts `chooseCell`). */
   prefer?: string;
+  /**
+   * Placement index entries that may match but cannot be read (hooks/api/placement-index.ts):
+   * each is left out, undecided, under its own name.
+   */
+  unreadable?: readonly UnreadableEntry[];
 }
 
 export interface Selection extends FeasibilityResult {
@@ -49,23 +56,29 @@ export function selectCell(request: SelectionRequest): Selection {
   const reports = [...request.cells]
     .sort((a, b) => compareStrings(a.metadata.name, b.metadata.name))
     .map((cell) => ({ cell, checks: request.evaluate(cell).checks }));
+  const unreadable = (request.unreadable ?? []).map((entry) => unreadableCandidate(entry, request));
   const choice = chooseCell(
-    reports.map(({ cell, checks }): CandidateCell => ({
-      name: cell.metadata.name,
-      labels: cell.metadata.labels ?? {},
-      resolvedBy: cell.status?.resolvedBy ?? 0,
-      checks,
-    })),
+    [
+      ...reports.map(({ cell, checks }): CandidateCell => ({
+        name: cell.metadata.name,
+        labels: cell.metadata.labels ?? {},
+        resolvedBy: cell.status?.resolvedBy ?? 0,
+        checks,
+      })),
+      ...unreadable,
+    ],
     policy,
     request.prefer,
   );
-  const reportOf = (name: string | undefined) =>
-    reports.find((report) => report.cell.metadata.name === name);
-  const chosen = reportOf(choice.chosen?.name);
-  const firstLeftOut = reportOf(choice.filtered[0]?.cells[0]);
+  const checksOf = (name: string | undefined) =>
+    reports.find((report) => report.cell.metadata.name === name)?.checks ??
+    unreadable.find((candidate) => candidate.name === name)?.checks;
+  const chosen = reports.find((report) => report.cell.metadata.name === choice.chosen?.name);
+  const firstLeftOut = checksOf(choice.filtered[0]?.cells[0]);
   return {
     decision: choice.decision,
-    checks: chosen?.checks ?? firstLeftOut?.checks ?? noCellMatches(request),
+    checks:
+      chosen?.checks ?? (firstLeftOut ? [...firstLeftOut] : undefined) ?? noCellMatches(request),
     report: {
       policy,
       candidates: choice.candidates,
@@ -77,19 +90,53 @@ export function selectCell(request: SelectionRequest): Selection {
   };
 }
 
+/** An index entry that cannot be read stands for a Cell left out, undecided, under its name. */
+function unreadableCandidate(entry: UnreadableEntry, request: SelectionRequest): CandidateCell {
+  return {
+    name: entry.entry,
+    labels: entry.labels ?? {},
+    resolvedBy: 0,
+    checks: [
+      check(
+        'CellFound',
+        'Unknown',
+        Reason.PlacementIndexUnreadable,
+        `The placement index entry ${entry.entry} in ${request.cellNamespace}/${PLACEMENT_INDEX_NAME} cannot be read (${entry.problem}); the kubecell-placement-index controller writes it anew when a Cell changes.`,
+      ),
+    ],
+  };
+}
+
 /** No Cell matched: CellFound is Unknown, and the class and namespace are still checked. */
 function noCellMatches(request: SelectionRequest): FeasibilityCheck[] {
-  const { checks } = request.evaluate(undefined);
   const selector = JSON.stringify(request.selector);
-  return [
+  return withoutCell(
+    request,
     check(
       'CellFound',
       'Unknown',
       Reason.NoCellMatches,
       `No Cell in namespace ${request.cellNamespace} matches spec.cellSelector ${selector}; ${request.evaluatedAgain}`,
     ),
-    ...checks.filter((entry) => entry.name !== 'CellFound'),
-  ];
+  );
+}
+
+/** The placement's checks without a Cell: `cellFound` first, then the class and namespace. */
+function withoutCell(request: SelectionRequest, cellFound: FeasibilityCheck): FeasibilityCheck[] {
+  const { checks } = request.evaluate(undefined);
+  return [cellFound, ...checks.filter((entry) => entry.name !== 'CellFound')];
+}
+
+/**
+ * No Cell can be weighed at all (the placement index is missing or unreadable): Unknown, with
+ * `cellFound` saying why, an empty report, and the class and namespace still checked.
+ */
+export function selectNothing(request: SelectionRequest, cellFound: FeasibilityCheck): Selection {
+  return {
+    decision: 'Unknown',
+    checks: withoutCell(request, cellFound),
+    report: { policy: request.policy ?? DEFAULT_POLICY, candidates: 0, filtered: [] },
+  };
 }
 
 function rankedStatus(cell: RankedCell): RankedCellStatus {

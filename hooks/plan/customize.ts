@@ -8,8 +8,9 @@
  * with v1 they would be silently missing.
  *
  * 1. the Cell `spec.cellRef.name` in the controller namespace (its status carries the capacity
- *    already committed to its VirtualClusters, `inventory[r].committed`), or every Cell there
- *    that `spec.cellSelector` matches;
+ *    already committed to its VirtualClusters, `inventory[r].committed`), or, with
+ *    `spec.cellSelector`, the placement index there (every Cell as a placement reads it; the
+ *    selector is applied to its entries, selection.ts);
  * 2. the VirtualNodeClass `spec.classRef.name` (cluster-scoped);
  * 3. the VirtualClusters in the plan's namespace, which the target namespace would share;
  * 4. the plan's Namespace, for its `kubecell.io/host-namespace` label.
@@ -24,7 +25,7 @@
  */
 import type { VirtualClusterPlan } from '../generated/types/index.js';
 import type { CustomizeHookRequest, CustomizeHookResponse } from '../metacontroller/protocol.js';
-import { placementRelatedResources } from '../feasibility/related.js';
+import { placementIndexRule, placementRelatedResources } from '../feasibility/related.js';
 import type { PlanConfig } from './config.js';
 
 export function customizePlan(
@@ -35,14 +36,20 @@ export function customizePlan(
   const cellName = plan.spec?.cellRef?.name ?? '';
   const className = plan.spec?.classRef?.name ?? '';
   const namespace = plan.metadata.namespace ?? '';
+  const selecting = plan.spec?.cellSelector !== undefined;
+  const placement = placementRelatedResources({
+    cellNamespace: config.cellNamespace,
+    cellName,
+    className,
+    namespace,
+  });
   const rules = [
-    ...placementRelatedResources({
-      cellNamespace: config.cellNamespace,
-      cellName,
-      ...(plan.spec?.cellSelector === undefined ? {} : { cellSelector: plan.spec.cellSelector }),
-      className,
-      namespace,
-    }),
+    // With a selector, every Cell is read from the placement index (selection.ts).
+    ...(selecting
+      ? placement.map((rule) =>
+          rule.resource === 'cells' ? placementIndexRule(config.cellNamespace) : rule,
+        )
+      : placement),
     { apiVersion: 'v1', resource: 'namespaces', names: [namespace] },
   ];
   return { relatedResources: rules };

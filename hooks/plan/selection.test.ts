@@ -7,7 +7,16 @@ import type {
   VirtualClusterPlan,
   VirtualClusterPlanStatus,
 } from '../generated/types/index.js';
-import { childKey, toObjectMap, type KubernetesObject } from '../metacontroller/protocol.js';
+import { gzipSync } from 'node:zlib';
+import type { ConfigMapObject } from '../api/cell-liveness-record.js';
+import {
+  PLACEMENT_INDEX_KEY,
+  PLACEMENT_INDEX_NAME,
+  placementIndexBinaryData,
+  placementIndexEntry,
+} from '../api/placement-index.js';
+import { TYPE_KEYS } from '../kube/objects.js';
+import { childKey, toObjectMap } from '../metacontroller/protocol.js';
 import { customizePlan } from './customize.js';
 import { syncPlan } from './sync.js';
 import { CONFIG, hostNamespace, NOW, plan, syncRequest } from './testing.js';
@@ -35,29 +44,119 @@ function selectorPlan(policy?: PlacementPolicy): VirtualClusterPlan {
   return p;
 }
 
-/** What Metacontroller sends: the Cells the selector matched, the class, the Namespace. */
-function related(cells: Cell[], extra: KubernetesObject[] = []) {
-  const map = toObjectMap([hostNamespace(), smallClass(), ...cells, ...extra]);
+/** The placement index the kubecell-placement-index controller writes for these Cells. */
+function indexOf(cells: Cell[]): ConfigMapObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: PLACEMENT_INDEX_NAME, namespace: CONFIG.cellNamespace },
+    binaryData: placementIndexBinaryData(cells),
+  };
+}
+
+/** What Metacontroller sends: the placement index of `cells`, the class, the Namespace. */
+/** `index` null: the index does not exist. */
+function related(cells: Cell[], index: ConfigMapObject | null = indexOf(cells)) {
+  const map = toObjectMap([hostNamespace(), smallClass(), ...(index ? [index] : [])]);
   map[childKey(API_VERSION, 'VirtualCluster')] ??= {};
-  map[childKey(API_VERSION, 'Cell')] ??= {};
+  map[TYPE_KEYS.configMap] ??= {};
   return map;
 }
 
-function statusOf(p: VirtualClusterPlan, cells: Cell[]): VirtualClusterPlanStatus {
-  return syncPlan(syncRequest(p, related(cells)), CONFIG, NOW).status as VirtualClusterPlanStatus;
+function gzipped(text: string): string {
+  return gzipSync(text).toString('base64');
+}
+
+function statusOf(
+  p: VirtualClusterPlan,
+  cells: Cell[],
+  index?: ConfigMapObject,
+): VirtualClusterPlanStatus {
+  return syncPlan(syncRequest(p, related(cells, index ?? indexOf(cells))), CONFIG, NOW)
+    .status as VirtualClusterPlanStatus;
+}
+
+function reasons(status: VirtualClusterPlanStatus): string[] {
+  return (status.checks ?? []).map((c) => `${c.name}:${c.reason}`);
 }
 
 describe('VirtualClusterPlan with spec.cellSelector (D48)', () => {
   const cells = [cell('gpu-b', 6), cell('gpu-a', 2), cell('gpu-c', 4), cell('gpu-full', 0)];
 
-  it('relates the Cells of the controller namespace that the selector matches', () => {
+  it('relates the placement index of the controller namespace, not the Cells', () => {
     const rules = customizePlan({ parent: selectorPlan() }, CONFIG).relatedResources;
     expect(rules[0]).to.deep.equal({
-      apiVersion: API_VERSION,
-      resource: 'cells',
+      apiVersion: 'v1',
+      resource: 'configmaps',
       namespace: CONFIG.cellNamespace,
-      labelSelector: { matchLabels: { tier: 'gpu' } },
+      names: [PLACEMENT_INDEX_NAME],
     });
+    expect(rules.some((rule) => rule.resource === 'cells')).to.equal(false);
+  });
+
+  it('weighs only the Cells of the index whose labels the selector matches', () => {
+    const other = cell('cpu-big', 6, { tier: 'cpu' });
+    const status = statusOf(selectorPlan(), [other, cell('gpu-a', 2)]);
+    expect(status.placement?.candidates).to.equal(1);
+    expect(status.placement?.chosen?.name).to.equal('gpu-a');
+  });
+
+  it('judges a Cell read from the index exactly as the Cell itself (the checks of cellRef)', () => {
+    for (const candidate of [cell('gpu-a', 2), cell('gpu-full', 0)]) {
+      const named = plan();
+      named.spec = { cellRef: { name: candidate.metadata.name }, classRef: { name: 'small' } };
+      const direct = toObjectMap([hostNamespace(), smallClass(), candidate]);
+      direct[childKey(API_VERSION, 'VirtualCluster')] = {};
+      const byRef = syncPlan(syncRequest(named, direct), CONFIG, NOW)
+        .status as VirtualClusterPlanStatus;
+      const bySelector = statusOf(selectorPlan(), [candidate]);
+      expect(bySelector.checks, candidate.metadata.name).to.deep.equal(byRef.checks);
+    }
+  });
+
+  it('is Unknown (PlacementIndexMissing) without the index, naming it and how to get it', () => {
+    const status = syncPlan(syncRequest(selectorPlan(), related(cells, null)), CONFIG, NOW)
+      .status as VirtualClusterPlanStatus;
+    expect(status.decision).to.equal('Unknown');
+    expect(reasons(status)[0]).to.equal('CellFound:PlacementIndexMissing');
+    expect(status.checks?.[0]?.message).to.contain(
+      `${CONFIG.cellNamespace}/${PLACEMENT_INDEX_NAME} does not exist`,
+    );
+    expect(status.placement).to.deep.equal({
+      policy: { type: 'MostAvailable' },
+      candidates: 0,
+      filtered: [],
+    });
+  });
+
+  it('is Unknown (PlacementIndexUnreadable) when the index is not what the controller writes', () => {
+    const broken = indexOf(cells);
+    broken.binaryData = { [PLACEMENT_INDEX_KEY]: Buffer.from('{"cells":[]}').toString('base64') };
+    const status = statusOf(selectorPlan(), cells, broken);
+    expect(status.decision).to.equal('Unknown');
+    expect(reasons(status)[0]).to.equal('CellFound:PlacementIndexUnreadable');
+    expect(status.checks?.[0]?.message).to.contain('is not gzip-compressed data');
+  });
+
+  it('leaves out, undecided, an entry that matches but breaks the Cell schema; chooses among the rest', () => {
+    const good = placementIndexEntry(cell('gpu-a', 2));
+    const bad = { ...placementIndexEntry(cell('gpu-b', 6)), spec: { machineProfile: 7 } };
+    const elsewhere = {
+      ...placementIndexEntry(cell('cpu-x', 6)),
+      labels: { tier: 'cpu' },
+      spec: 1,
+    };
+    const index = indexOf([]);
+    index.binaryData = {
+      [PLACEMENT_INDEX_KEY]: gzipped(JSON.stringify({ cells: [good, bad, elsewhere] })),
+    };
+    const status = statusOf(selectorPlan(), [], index);
+    expect(status.placement?.chosen?.name).to.equal('gpu-a');
+    // cpu-x does not match by its labels, so its broken spec is not the plan's concern.
+    expect(status.placement?.candidates).to.equal(2);
+    expect(status.placement?.filtered).to.deep.equal([
+      { result: 'Unknown', reason: 'PlacementIndexUnreadable', count: 1, cells: ['gpu-b'] },
+    ]);
   });
 
   it('chooses the Cell with the most room by default, and says why', () => {

@@ -8,6 +8,7 @@
  */
 import type { PlanFollowed, VirtualCluster, VirtualClusterPlan } from '../generated/types/index.js';
 import { ANNOTATIONS } from '../kube/labels.js';
+import { isDnsSubdomain } from '../kube/objects.js';
 
 /** What the VirtualCluster observed of the plan it names. */
 export type ObservedPlan =
@@ -17,13 +18,7 @@ export type ObservedPlan =
 export function plannedName(vc: VirtualCluster): string | undefined {
   if (vc.spec.cellSelector === undefined) return undefined;
   const name = vc.metadata.annotations?.[ANNOTATIONS.plan];
-  return name !== undefined && isObjectName(name) ? name : undefined;
-}
-
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-function isObjectName(name: string): boolean {
-  return name.length <= 253 && DNS_SUBDOMAIN.test(name);
+  return name !== undefined && isDnsSubdomain(name) ? name : undefined;
 }
 
 /**

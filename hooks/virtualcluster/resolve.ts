@@ -84,7 +84,7 @@ export function resolvePlacement(
     resolved: {
       ...resolved,
       ...(placement === undefined ? {} : { placement }),
-      ...(plan === undefined ? {} : { plan: plan(cell.metadata.name) }),
+      ...(plan === undefined ? {} : { plan }),
     },
   };
 }
@@ -103,8 +103,8 @@ function evaluatePlacement(
   evaluation: FeasibilityResult;
   cell?: Cell;
   placement?: PlacementReport;
-  /** With a plan named: what resolution records of it, given the Cell chosen. */
-  plan?: (chosen: string) => PlanFollowed;
+  /** With a plan named and a Cell chosen: what resolution records of the plan. */
+  plan?: PlanFollowed;
 } {
   const { cellSelector } = vc.spec;
   if (cellSelector === undefined) {
@@ -138,16 +138,15 @@ function evaluatePlacement(
     evaluation: { decision, checks },
     ...(chosen === undefined ? {} : { cell: chosen }),
     placement: report,
-    ...(named === undefined || planned === undefined
+    ...(named === undefined || planned === undefined || chosen === undefined
       ? {}
       : {
-          plan: (cell: string) =>
-            planOutcome(
-              named.name,
-              planned,
-              cells.map((matched) => matched.metadata.name),
-              cell,
-            ),
+          plan: planOutcome(
+            named.name,
+            planned,
+            cells.map((matched) => matched.metadata.name),
+            chosen.metadata.name,
+          ),
         }),
   };
 }

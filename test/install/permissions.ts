@@ -29,8 +29,10 @@ import { productApp } from '../../hooks/controllers/testing.js';
 import {
   METACONTROLLER_INSTALLS,
   groupOf,
+  kustomizationResources,
   readControllers,
   readSamples,
+  readYamlDocuments,
   selectorMatches,
   type ControllerObject,
   type Json,
@@ -60,6 +62,10 @@ export const ATTACHMENTS_ONLY = new Map([
   [
     'kubecell-delivery',
     "OCM's ManagedCluster: attachments only (hooks/delivery/sync.ts), no finalize hook",
+  ],
+  [
+    'kubecell-placement-index',
+    'its source ConfigMap: the index attachment only (hooks/placement-index/sync.ts), no finalize hook',
   ],
 ]);
 /**
@@ -212,7 +218,16 @@ export async function derivePermissions(
 ): Promise<PermissionSet> {
   const permissions = new PermissionSet();
   const { app } = await productApp(now, {});
-  const samples = readSamples();
+  // The parents a user applies (samples/) and those the installs ship themselves (the placement
+  // index's source ConfigMap, metacontroller/placement-index-source.yaml).
+  const shipped = (typeof dirs === 'string' ? [dirs] : dirs).flatMap((dir) =>
+    kustomizationResources(dir).flatMap((file) =>
+      readYamlDocuments(file)
+        .filter((object) => !String(object.apiVersion).startsWith('metacontroller.k8s.io/'))
+        .map((object) => ({ file, object })),
+    ),
+  );
+  const samples = [...readSamples(), ...shipped];
   const controllers = readControllers(dirs);
   for (const controller of controllers) {
     const who = `${controller.name} (${controller.file})`;

@@ -5,6 +5,7 @@
 // `kubectl get vcp` shows the choice; a VirtualCluster resolves once, is labelled with its Cell by
 // the kubecell-cell-label decorator, is counted by that Cell and never moves.
 import { expect } from 'chai';
+import { gunzipSync } from 'node:zlib';
 import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
 import { cellManifest, virtualNodeClassManifest } from '../../../harness/manifests.js';
 import { KubeClient, type LeaseRenewer } from '../../../harness/simulate/index.js';
@@ -30,11 +31,18 @@ import {
   eventuallyGone,
   eventuallyPhase,
   getObject,
+  kubectl,
   type ObjectWithStatus,
   uniqueName,
 } from './support.js';
 
 const PLANS = 'virtualclusterplans.kubecell.io';
+
+interface IndexEntry {
+  name: string;
+  labels?: Record<string, string>;
+  status?: { phase?: string; inventory?: Record<string, unknown[]> } & Record<string, unknown>;
+}
 const VCS = 'virtualclusters.kubecell.io';
 
 interface Resolved {
@@ -196,6 +204,83 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
       { result: 'Fail', reason: 'NamespaceNotAllowed', count: 1, cells: [closed.cell] },
     ]);
   });
+  /** The placement index's entries (D50), as the kubecell-placement-index controller wrote them. */
+  const indexEntries = async () => {
+    const index = await getObject(stack, 'configmap', 'kubecell-placement-index', CELL_NAMESPACE);
+    const encoded = (index as { binaryData?: Record<string, string> } | undefined)?.binaryData?.[
+      'cells.json.gz'
+    ];
+    if (encoded === undefined) return undefined;
+    const text = gunzipSync(Buffer.from(encoded, 'base64')).toString('utf8');
+    return (JSON.parse(text) as { cells: IndexEntry[] }).cells;
+  };
+
+  const entryOf = (entries: IndexEntry[] | undefined, cell: string) =>
+    entries?.find((entry) => entry.name === cell);
+
+  it('a selector plan reads its Cells from the placement index, which follows every Cell change', async () => {
+    const entries = await eventually(stack, 'the test Cells in the placement index', async () => {
+      const found = await indexEntries();
+      return cells.every(([world]) => entryOf(found, world.cell)?.status?.phase === 'Ready')
+        ? { value: found }
+        : { notYet: JSON.stringify(found?.map((entry) => entry.name)) };
+    });
+    const smallEntry = entryOf(entries, small.cell);
+    expect(smallEntry?.labels).to.deep.equal({ 'example.com/tier': tier, 'example.com/zone': 'b' });
+    // What a placement reads, not the per-Node lists.
+    expect(Object.keys(smallEntry?.status ?? {})).to.not.include.members([
+      'nodes',
+      'nodeAddresses',
+    ]);
+    expect(smallEntry?.status?.inventory?.[GPU]).to.have.length(5);
+
+    // A label added to a Cell reaches the index, and a plan selecting by it.
+    const marker = uniqueName('picked');
+    const labelSmall = (label: string) =>
+      kubectl(stack, ['-n', CELL_NAMESPACE, 'label', 'cell', small.cell, label]);
+    await labelSmall(`example.com/pick=${marker}`);
+    try {
+      await eventually(stack, 'the new label in the index', async () => {
+        const labels = entryOf(await indexEntries(), small.cell)?.labels ?? {};
+        return labels['example.com/pick'] === marker
+          ? { value: true }
+          : { notYet: JSON.stringify(labels) };
+      });
+      const name = uniqueName('picked');
+      await apply(
+        stack,
+        {
+          ...planManifest(name),
+          spec: {
+            cellSelector: { matchLabels: { 'example.com/pick': marker } },
+            classRef: { name: klass },
+          },
+        },
+        'e2e-tenant',
+      );
+      const placement = placementOf(await eventuallyConcluded(stack, name, tenant));
+      expect(placement?.candidates).to.equal(1);
+      expect(placement?.chosen?.name).to.equal(small.cell);
+
+      // Deleted, the index is written again by Metacontroller (its source still exists).
+      await kubectl(stack, [
+        '-n',
+        CELL_NAMESPACE,
+        'delete',
+        'configmap',
+        'kubecell-placement-index',
+      ]);
+      await eventually(stack, 'the placement index written again', async () => {
+        const found = await indexEntries();
+        return entryOf(found, small.cell) !== undefined
+          ? { value: true }
+          : { notYet: 'no index yet' };
+      });
+    } finally {
+      await labelSmall('example.com/pick-');
+    }
+  });
+
   /**
    * Creates a VirtualCluster in `into`, a host namespace that exists, or else in a new one;
    * returns the namespace.
