@@ -3,8 +3,10 @@
 // work agents, and everything KubeCell does there travels as ManifestWorks. A platform engineer
 // applies a Cell with `delivery: ManifestWork`; a tenant applies a plan and a VirtualCluster on
 // the hub. The scenarios check with kubectl on both clusters: the Cell turns Ready from the real
-// agent's lease and the cell agent's report; the plan is judged on that inventory; the
-// VirtualCluster's children appear on the managed cluster's apiserver and its status on the hub
+// agent's lease and the cell agent's report; the plan is judged on that inventory; selector
+// plans weigh it with simulated hub Cells (issue 29: three Cells, one remote, each policy, a
+// Cell too small or closed to the tenant left out with its reason, read from the placement
+// index); the VirtualCluster's children appear on the managed cluster's apiserver and its status on the hub
 // reaches Ready with the endpoint, and the tenant reads k3k's kubeconfig on the hub; the cell
 // agent holds only what its passes call (its Roles, by name) and the apiserver refuses it the
 // rest; stopping OCM's agents turns both Degraded; deleting the VirtualCluster removes its
@@ -23,14 +25,21 @@ import { CLUSTER_SETUP_TIMEOUT_MS } from '../shared-cluster.js';
 import {
   CELL,
   CELL_NAMESPACE,
+  cellWorld,
   createHostNamespace,
+  deleteCellNow,
+  ensureProviderBaseline,
   GPU,
   GPU_CLASS_QUOTA,
   GPU_DEVICES,
   K3K_CLUSTER,
   kubeconfigText,
+  printedColumns,
+  standUpCellWorld,
+  startRenewing,
   VC,
 } from './cell-fixtures.js';
+import { KubeClient, type LeaseRenewer } from '../../../harness/simulate/index.js';
 import { agentRbacOnManagedCluster } from './remote-agent-rbac.js';
 import {
   applyRemoteCell,
@@ -220,6 +229,114 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
       CELL_NAMESPACE,
       '--wait=false',
     ]);
+  });
+
+  it('three Cells, one of them remote: each policy chooses as documented; a Cell too small or closed to the tenant is left out with its reason', async function () {
+    this.timeout(300_000);
+    // Two hub Cells beside the remote one (16 GPUs, zone a): one of 8 GPUs in zone b, and one of
+    // 16 in zone b whose namespaceSelector does not admit the tenant's namespace.
+    const key = 'example.com/three-cells';
+    const client = new KubeClient(world.stack.cluster.kubeconfigPath);
+    const small = cellWorld('hub-small');
+    const closed = cellWorld('hub-closed');
+    const renewers: LeaseRenewer[] = [];
+    const label = (cellName: string, ...labels: string[]) =>
+      kubectl(world.stack, [
+        'label',
+        '--overwrite',
+        CELL,
+        cellName,
+        '-n',
+        CELL_NAMESPACE,
+        ...labels,
+      ]);
+    try {
+      await ensureProviderBaseline(client);
+      for (const [hub, nodes, restricted] of [
+        [small, 1, false],
+        [closed, 2, true],
+      ] as const) {
+        await standUpCellWorld(client, hub, { nodes: { perProfile: nodes } });
+        renewers.push(startRenewing(client, hub.managedCluster, 60, 20_000));
+        const manifest = cellManifest(hub.cell, {
+          managedCluster: hub.managedCluster,
+          profile: hub.profile,
+          devices: GPU_DEVICES,
+        });
+        manifest.metadata.labels = { [key]: 'yes', 'example.com/zone': 'b' };
+        if (restricted) {
+          (manifest.spec as Record<string, unknown>).namespaceSelector = {
+            matchLabels: { 'kubernetes.io/metadata.name': 'someone-else' },
+          };
+        }
+        await apply(world.stack, manifest, 'e2e-platform');
+      }
+      await label(cell, `${key}=yes`, 'example.com/zone=a');
+      for (const hub of [small, closed]) {
+        await eventuallyPhase(world.stack, CELL, hub.cell, CELL_NAMESPACE, 'Ready');
+      }
+      await apply(
+        world.stack,
+        virtualNodeClassManifest('remote-ten', { 'requests.cpu': '4', [`requests.${GPU}`]: '10' }),
+        'e2e-platform',
+      );
+      const decide = async (plan: string, policy?: Record<string, string>, className = klass) => {
+        await apply(world.stack, {
+          apiVersion: 'kubecell.io/v1alpha1',
+          kind: 'VirtualClusterPlan',
+          metadata: { name: plan, namespace },
+          spec: {
+            cellSelector: { matchLabels: { [key]: 'yes' } },
+            ...(policy ? { placementPolicy: policy } : {}),
+            classRef: { name: className },
+          },
+        });
+        const status = (await eventuallyConcluded(world.stack, plan, namespace)).status as {
+          placement?: {
+            candidates: number;
+            chosen?: { name: string; score?: string; domain?: string };
+            runnerUp?: { name: string; score?: string };
+            filtered: { result: string; reason: string; cells: string[] }[];
+          };
+        };
+        return status.placement;
+      };
+      const closedOut = { result: 'Fail', reason: 'NamespaceNotAllowed', cells: [closed.cell] };
+
+      const most = await decide('three-most');
+      expect(most?.candidates, JSON.stringify(most)).to.equal(3);
+      expect(most?.chosen).to.deep.include({ name: cell, score: '7' });
+      expect(most?.runnerUp).to.deep.include({ name: small.cell, score: '3' });
+      expect(most?.filtered).to.deep.equal([{ ...closedOut, count: 1 }]);
+
+      const pack = await decide('three-pack', { type: 'Pack' });
+      expect(pack?.chosen, JSON.stringify(pack)).to.deep.include({ name: small.cell, score: '3' });
+
+      const spread = await decide('three-spread', {
+        type: 'Spread',
+        spreadKey: 'example.com/zone',
+      });
+      expect(spread?.chosen, JSON.stringify(spread)).to.deep.include({ name: cell, domain: 'a' });
+
+      const ten = await decide('three-ten', undefined, 'remote-ten');
+      expect(ten?.chosen, JSON.stringify(ten)).to.deep.include({ name: cell, score: '0.6' });
+      expect(ten?.filtered).to.deep.equal([
+        { result: 'Fail', reason: 'InsufficientCapacity', count: 1, cells: [small.cell] },
+        { ...closedOut, count: 1 },
+      ]);
+      const columns = await printedColumns(
+        world.stack,
+        'virtualclusterplans.kubecell.io',
+        'three-ten',
+        namespace,
+      );
+      expect(columns).to.include({ DECISION: 'Accepted', CHOSEN: cell, SCORE: '0.6' });
+    } finally {
+      for (const renewer of renewers) await renewer.stop();
+      for (const hub of [small, closed]) await deleteCellNow(world.stack, hub.cell);
+      await label(cell, `${key}-`, 'example.com/zone-');
+      client.close();
+    }
   });
 
   it('a VirtualCluster on it: children on the managed apiserver, Ready on the hub with the endpoint and k3k’s kubeconfig', async function () {
