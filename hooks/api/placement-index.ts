@@ -20,6 +20,8 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Cell, CellStatus, ResourceInventory } from '../generated/types/index.js';
 import { isJsonObject } from '../json/json.js';
 import { compareStrings } from '../json/compare.js';
+import { isLabelKey, isLabelValue } from '../kube/labels.js';
+import { isDnsSubdomain } from '../kube/objects.js';
 import { memoiseByText, stringBytes } from '../memo/bounded-memo.js';
 import type { ConfigMapObject } from './cell-liveness-record.js';
 import { INVENTORY_FIELDS } from './inventory-fields.js';
@@ -241,16 +243,25 @@ function readEncodedIndex(
 
 function entryLabel(entry: unknown, position: number): string {
   const name = isJsonObject(entry) ? entry['name'] : undefined;
-  return typeof name === 'string' && name.length > 0 && name.length <= 253
-    ? name
-    : `cells[${position}]`;
+  return typeof name === 'string' && isDnsSubdomain(name) ? name : `cells[${position}]`;
 }
 
+/**
+ * A key or field path from the index as a message may quote it: only when it is made of the
+ * characters Kubernetes names and paths use, else a placeholder, so that bytes someone wrote into
+ * the ConfigMap never reach a plan's status.
+ */
+function quotable(text: string): string {
+  return /^[A-Za-z0-9][A-Za-z0-9_./[\]-]{0,252}$/.test(text)
+    ? text
+    : '<a key with other characters>';
+}
+
+/** The entry's labels when they are labels Kubernetes accepts (keys and values), else undefined. */
 function entryLabels(entry: unknown): Record<string, string> | undefined {
   const labels = isJsonObject(entry) ? (entry['labels'] ?? {}) : undefined;
   if (!isJsonObject(labels)) return undefined;
-  const values = Object.values(labels);
-  return values.every((value) => typeof value === 'string')
+  return Object.entries(labels).every(([key, value]) => isLabelKey(key) && isLabelValue(value))
     ? (labels as Record<string, string>)
     : undefined;
 }
@@ -259,7 +270,16 @@ function readEntry(entry: unknown, cellNamespace: string): Cell | { invalid: str
   if (!isJsonObject(entry)) return { invalid: 'not an object' };
   const { name, labels, spec, status, ...rest } = entry;
   const unknownKeys = Object.keys(rest);
-  if (unknownKeys.length > 0) return { invalid: `unknown field ${unknownKeys.sort()[0]}` };
+  const unknownKey = unknownKeys.sort()[0];
+  if (unknownKey !== undefined) return { invalid: `unknown field ${quotable(unknownKey)}` };
+  // The name and labels reach a plan's status (the Cells named, a Spread domain): they must be
+  // what Kubernetes accepts on a Cell, which the schema check below does not cover.
+  if (typeof name !== 'string' || !isDnsSubdomain(name)) {
+    return { invalid: 'name is not a Cell name (a DNS subdomain)' };
+  }
+  if (entryLabels(entry) === undefined) {
+    return { invalid: 'labels are not Kubernetes labels (qualified keys, label values)' };
+  }
   if (status !== undefined && !isJsonObject(status)) return { invalid: 'status is not an object' };
   const inventory = status?.['inventory'];
   const expanded = inventory === undefined ? undefined : expandInventory(inventory);
@@ -278,7 +298,15 @@ function readEntry(entry: unknown, cellNamespace: string): Cell | { invalid: str
       : { status: { ...status, ...(expanded === undefined ? {} : { inventory: expanded }) } }),
   };
   const problems = validateObject(KINDS.Cell, cell);
-  if (problems.length > 0) return { invalid: problems.map((p) => p.message).join('; ') };
+  // The field and what is wrong with it, never the value (FieldError.message quotes it).
+  if (problems.length > 0) {
+    return {
+      invalid: problems
+        .slice(0, 3)
+        .map((p) => `${quotable(p.field)}: ${p.type}`)
+        .join('; '),
+    };
+  }
   return cell as unknown as Cell;
 }
 
@@ -286,7 +314,7 @@ function expandInventory(inventory: unknown): Record<string, ResourceInventory> 
   if (!isJsonObject(inventory)) return 'status.inventory is not a map';
   const expanded: Record<string, ResourceInventory> = {};
   for (const [resource, figures] of Object.entries(inventory)) {
-    const where = `status.inventory[${resource}]`;
+    const where = `status.inventory[${quotable(resource)}]`;
     if (!Array.isArray(figures) || figures.length !== INVENTORY_FIELDS.length) {
       return `${where} is not a list of ${INVENTORY_FIELDS.length} figures (${INVENTORY_FIELDS.join(', ')})`;
     }

@@ -48,3 +48,22 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 export function isLabelValue(value: unknown): value is string {
   return typeof value === 'string' && value.length <= 63 && LABEL_VALUE.test(value);
 }
+
+const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const LABEL_PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * A string usable as a label key: a name of 63 characters at most, alphanumeric at both ends,
+ * after an optional DNS-subdomain prefix and `/` (Kubernetes' qualified name).
+ */
+export function isLabelKey(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const slash = value.indexOf('/');
+  const name = slash < 0 ? value : value.slice(slash + 1);
+  const prefix = slash < 0 ? undefined : value.slice(0, slash);
+  return (
+    name.length <= 63 &&
+    LABEL_NAME.test(name) &&
+    (prefix === undefined || (prefix.length <= 253 && LABEL_PREFIX.test(prefix)))
+  );
+}

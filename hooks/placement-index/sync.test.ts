@@ -186,6 +186,33 @@ describe('reading the placement index (untrusted bytes)', () => {
     });
   });
 
+  it('names the field and what is wrong, never bytes written into the ConfigMap', () => {
+    const injected = 'INJECTED\u2028proxy-url: http://evil.example';
+    const text = JSON.stringify({
+      cells: [
+        { name: 'gpu-a', spec: { ...CELLS[0]!.spec, machineProfile: injected } },
+        { name: injected, spec: CELLS[0]!.spec },
+        { name: 'gpu-c', spec: CELLS[0]!.spec, [injected]: 1 },
+        { name: 'gpu-d', spec: CELLS[0]!.spec, status: { inventory: { [injected]: [] } } },
+        { name: 'gpu-e', spec: CELLS[0]!.spec, labels: { zone: injected } },
+        { name: 'gpu-f', spec: CELLS[0]!.spec, labels: { [injected]: 'a' } },
+      ],
+    });
+    const read = readPlacementIndex(indexHolding(gzipSync(text).toString('base64')), NAMESPACE);
+    if ('invalid' in read) throw new Error(read.invalid);
+    expect(read.unreadable.map((entry) => entry.entry)).to.deep.equal([
+      'gpu-a',
+      'cells[1]',
+      'gpu-c',
+      'gpu-d',
+      'gpu-e',
+      'gpu-f',
+    ]);
+    expect(read.unreadable[0]?.problem).to.equal('spec.machineProfile: Invalid value');
+    expect(JSON.stringify(read.unreadable)).to.not.contain('INJECTED');
+    expect(JSON.stringify(read.unreadable)).to.not.contain('evil');
+  });
+
   it('refuses an entry per problem, by name: a second entry for a Cell, an unknown field, bad figures', () => {
     const entry = { name: 'gpu-a', spec: CELLS[0]!.spec };
     const text = JSON.stringify({
