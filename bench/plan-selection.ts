@@ -59,8 +59,15 @@ function syncHook(now: Date, controller: 'plan' | 'placement-index'): ResolvedHo
   return lookup.hook;
 }
 
-/** Medians of `reps` calls of `hook` on `text`, alternating with the floor. */
-async function measure(hook: ResolvedHook, text: string, reps: number): Promise<CallFigures> {
+/**
+ * Medians of `reps` calls of `hook` on `text`, alternating with the floor, and the answer of the
+ * warm-up call (the same for every call: the hooks are pure).
+ */
+async function measure(
+  hook: ResolvedHook,
+  text: string,
+  reps: number,
+): Promise<{ figures: CallFigures; answer: string }> {
   runFloor(text);
   const warm = await runHook(hook, text);
   const floor: number[] = [];
@@ -69,13 +76,14 @@ async function measure(hook: ResolvedHook, text: string, reps: number): Promise<
     floor.push(runFloor(text));
     hookMs.push((await runHook(hook, text)).ms);
   }
-  return {
+  const figures = {
     bodyBytes: Buffer.byteLength(text),
     floorMs: stats(floor).medianMs,
     hookMs: stats(hookMs).medianMs,
     ratio: stats(hookMs).medianMs / stats(floor).medianMs,
     responseBytes: Buffer.byteLength(warm.out),
   };
+  return { figures, answer: warm.out };
 }
 
 async function runHook(hook: ResolvedHook, text: string): Promise<{ ms: number; out: string }> {
@@ -109,24 +117,23 @@ export async function runPlanSelection(
       `plan selection: ${cells} Cell(s) of ${options.nodesPerCell} Nodes, plan request ${(Buffer.byteLength(text) / 1e3).toFixed(0)} kB, index request ${(Buffer.byteLength(indexText) / 1e3).toFixed(0)} kB`,
     );
     const plan = await measure(planHook, text, options.reps);
-    const status = (
-      JSON.parse((await runHook(planHook, text)).out) as {
-        status: { decision: string; placement?: { candidates: number } };
-      }
-    ).status;
+    const { status } = JSON.parse(plan.answer) as {
+      status: { decision: string; placement?: { candidates: number } };
+    };
+    const firstEvaluation = await measure(
+      planHook,
+      JSON.stringify(selectorPlanSyncBody(now, cells, options.nodesPerCell, false)),
+      options.reps,
+    );
     sizes.push({
       cells,
       nodesPerCell: options.nodesPerCell,
       reps: options.reps,
-      ...plan,
+      ...plan.figures,
       decision: status.decision,
       candidates: status.placement?.candidates ?? 0,
-      firstEvaluation: await measure(
-        planHook,
-        JSON.stringify(selectorPlanSyncBody(now, cells, options.nodesPerCell, false)),
-        options.reps,
-      ),
-      indexSync: await measure(indexHook, indexText, options.reps),
+      firstEvaluation: firstEvaluation.figures,
+      indexSync: (await measure(indexHook, indexText, options.reps)).figures,
     });
   }
   return { sizes };

@@ -180,17 +180,28 @@ export function startRenewing(
   return renewer;
 }
 
-/** The Cell a platform engineer applies: one ManagedCluster, one machine profile with a GPU. */
-export async function applyCell(stack: KubeCellStack, world: CellWorld): Promise<void> {
-  await apply(
-    stack,
-    cellManifest(world.cell, {
-      managedCluster: world.managedCluster,
-      profile: world.profile,
-      devices: GPU_DEVICES,
-    }),
-    'e2e-platform',
-  );
+/**
+ * The Cell a platform engineer applies: one ManagedCluster, one machine profile with a GPU; with
+ * `labels` for a selector to match, and `closed` to admit no tenant namespace (its
+ * namespaceSelector selects only a namespace nobody has).
+ */
+export async function applyCell(
+  stack: KubeCellStack,
+  world: CellWorld,
+  options: { labels?: Record<string, string>; closed?: boolean } = {},
+): Promise<void> {
+  const manifest = cellManifest(world.cell, {
+    managedCluster: world.managedCluster,
+    profile: world.profile,
+    devices: GPU_DEVICES,
+  });
+  if (options.labels) manifest.metadata.labels = options.labels;
+  if (options.closed) {
+    (manifest.spec as Record<string, unknown>).namespaceSelector = {
+      matchLabels: { 'kubernetes.io/metadata.name': 'someone-else' },
+    };
+  }
+  await apply(stack, manifest, 'e2e-platform');
 }
 
 /** Deletes a Cell without waiting for its finalize hook (a test's cleanup); gone already is fine. */

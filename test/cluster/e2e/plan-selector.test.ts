@@ -7,13 +7,13 @@
 import { expect } from 'chai';
 import { gunzipSync } from 'node:zlib';
 import type { KubeCellStack } from '../../../harness/cluster/kubecell-stack.js';
-import { cellManifest, virtualNodeClassManifest } from '../../../harness/manifests.js';
+import { virtualNodeClassManifest } from '../../../harness/manifests.js';
 import { KubeClient, type LeaseRenewer } from '../../../harness/simulate/index.js';
 import { CLUSTER_SETUP_TIMEOUT_MS, getKubeCell } from '../shared-cluster.js';
 import {
   CELL_NAMESPACE,
   GPU,
-  GPU_DEVICES,
+  applyCell,
   cellWorld,
   createHostNamespace,
   deleteCellNow,
@@ -115,21 +115,10 @@ describe('e2e: VirtualClusterPlan choosing among Cells (spec.cellSelector)', fun
     for (const [world, nodes, zone, restricted] of cells) {
       await standUpCellWorld(client, world, { nodes: { perProfile: nodes } });
       renewers.push(startRenewing(client, world.managedCluster, 60, 20_000));
-      const manifest = cellManifest(world.cell, {
-        managedCluster: world.managedCluster,
-        profile: world.profile,
-        devices: GPU_DEVICES,
+      await applyCell(stack, world, {
+        labels: { 'example.com/tier': tier, 'example.com/zone': zone },
+        closed: restricted,
       });
-      manifest.metadata.labels = {
-        'example.com/tier': tier,
-        'example.com/zone': zone,
-      };
-      if (restricted) {
-        (manifest.spec as Record<string, unknown>).namespaceSelector = {
-          matchLabels: { 'kubernetes.io/metadata.name': 'someone-else' },
-        };
-      }
-      await apply(stack, manifest, 'e2e-platform');
     }
     for (const [world] of cells) {
       await eventuallyPhase(stack, 'cells.kubecell.io', world.cell, CELL_NAMESPACE, 'Ready');

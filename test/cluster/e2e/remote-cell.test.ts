@@ -23,6 +23,7 @@ import { repoRoot } from '../../../harness/cluster/paths.js';
 import { runCommand, type ManagedProcess } from '../../../harness/cluster/processes.js';
 import { CLUSTER_SETUP_TIMEOUT_MS } from '../shared-cluster.js';
 import {
+  applyCell,
   CELL,
   CELL_NAMESPACE,
   cellWorld,
@@ -258,18 +259,10 @@ describe('e2e: a Cell on another cluster, through OCM ManifestWorks', function (
       ] as const) {
         await standUpCellWorld(client, hub, { nodes: { perProfile: nodes } });
         renewers.push(startRenewing(client, hub.managedCluster, 60, 20_000));
-        const manifest = cellManifest(hub.cell, {
-          managedCluster: hub.managedCluster,
-          profile: hub.profile,
-          devices: GPU_DEVICES,
+        await applyCell(world.stack, hub, {
+          labels: { [key]: 'yes', 'example.com/zone': 'b' },
+          closed: restricted,
         });
-        manifest.metadata.labels = { [key]: 'yes', 'example.com/zone': 'b' };
-        if (restricted) {
-          (manifest.spec as Record<string, unknown>).namespaceSelector = {
-            matchLabels: { 'kubernetes.io/metadata.name': 'someone-else' },
-          };
-        }
-        await apply(world.stack, manifest, 'e2e-platform');
       }
       await label(cell, `${key}=yes`, 'example.com/zone=a');
       for (const hub of [small, closed]) {
